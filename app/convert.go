@@ -1,0 +1,35 @@
+package app
+
+import (
+	"time"
+
+	"longhaul/proxy"
+	"longhaul/store"
+)
+
+// proxyConfig maps persisted settings to what the proxy reads per request.
+func proxyConfig(s store.Settings, o Overrides) proxy.Config {
+	cfg := proxy.Config{
+		Bind:           s.Proxy.Bind,
+		Port:           s.Proxy.Port,
+		ClientKey:      s.Proxy.ClientKey,
+		MaxBodyBytes:   s.Proxy.MaxBodyBytes,
+		RequestTimeout: time.Duration(s.Proxy.RequestTimeout),
+		MaxAttempts:    s.Proxy.Rotation.MaxAttempts,
+	}
+	if o.Port != 0 {
+		cfg.Port = o.Port
+	}
+	return cfg
+}
+
+func proxyAccounts(accounts []store.Account) []proxy.Account {
+	out := make([]proxy.Account, 0, len(accounts))
+	for _, a := range accounts {
+		out = append(out, proxy.Account{
+			ID: a.ID, Label: a.Label, Kind: a.Kind, BaseURL: a.BaseURL,
+			Secret: a.Secret, Enabled: a.Enabled, Models: a.Models,
+		})
+	}
+	return out
+}

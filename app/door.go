@@ -1,0 +1,119 @@
+package app
+
+import (
+	"encoding/json"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Door serves the UI and its JSON + Server-Sent Events API to a browser, for
+// machines without a display (headless mode) and for browser tests. It is the
+// HTTP twin of the Wails bindings: same methods, same events.
+func (a *App) Door(assets fs.FS) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /longhaul/v1/status", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, a.Status())
+	})
+	mux.HandleFunc("POST /longhaul/v1/proxy", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Enabled *bool `json:"enabled"`
+		}
+		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&req); err != nil || req.Enabled == nil {
+			writeDoorError(w, http.StatusBadRequest, `body must be {"enabled": true|false}`)
+			return
+		}
+		st, err := a.SetProxyEnabled(r.Context(), *req.Enabled)
+		if err != nil {
+			writeDoorError(w, http.StatusConflict, err.Error())
+			return
+		}
+		writeJSON(w, http.StatusOK, st)
+	})
+	mux.HandleFunc("GET /longhaul/v1/events", a.serveEvents)
+	mux.Handle("GET /", http.FileServerFS(assets))
+	return guardLocal(mux)
+}
+
+// serveEvents streams hub events as SSE until the client leaves or falls behind
+// (EventSource then reconnects and gets the latest state again).
+func (a *App) serveEvents(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	if err := rc.Flush(); err != nil {
+		return
+	}
+	events, unsubscribe := a.events.Subscribe()
+	defer unsubscribe()
+	keepAlive := time.NewTicker(15 * time.Second)
+	defer keepAlive.Stop()
+	for {
+		var chunk string
+		select {
+		case <-r.Context().Done():
+			return
+		case <-keepAlive.C:
+			chunk = ": keep-alive\n\n"
+		case m, ok := <-events:
+			if !ok {
+				return
+			}
+			chunk = "event: " + m.Name + "\ndata: " + string(m.Data) + "\n\n"
+		}
+		if _, err := io.WriteString(w, chunk); err != nil {
+			return
+		}
+		if err := rc.Flush(); err != nil {
+			return
+		}
+	}
+}
+
+// guardLocal refuses requests that do not address the door by a loopback name
+// (DNS rebinding) and state-changing requests from another origin (CSRF).
+func guardLocal(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isLoopbackName(r.Host) {
+			writeDoorError(w, http.StatusForbidden, "address the UI as 127.0.0.1 or localhost")
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			if o := r.Header.Get("Origin"); o != "" {
+				if u, err := url.Parse(o); err != nil || u.Host != r.Host {
+					writeDoorError(w, http.StatusForbidden, "cross-origin request refused")
+					return
+				}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func isLoopbackName(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v) //nolint:errcheck // client gone
+}
+
+func writeDoorError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]any{"error": map[string]string{"message": msg}})
+}

@@ -1,0 +1,21 @@
+package app
+
+import "context"
+
+// System is the facade the window binds: every exported method is callable
+// from the UI, so lifecycle methods live elsewhere.
+type System struct {
+	app *App
+	ctx func() context.Context
+}
+
+// NewSystem binds the app; ctx supplies the window's context once it exists.
+func NewSystem(a *App, ctx func() context.Context) *System { return &System{app: a, ctx: ctx} }
+
+// Status reports the proxy's state.
+func (s *System) Status() (ProxyStatus, error) { return s.app.Status(), nil }
+
+// SetProxyEnabled starts or stops the proxy.
+func (s *System) SetProxyEnabled(on bool) (ProxyStatus, error) {
+	return s.app.SetProxyEnabled(s.ctx(), on)
+}

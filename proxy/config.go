@@ -1,0 +1,93 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+)
+
+// Config is what the proxy reads for each request. It is immutable once
+// passed to New or Reconfigure; a request keeps the Config it started with.
+type Config struct {
+	Bind string // address to listen on; "" means 127.0.0.1
+	Port int    // 0 picks a free port (tests)
+	// ClientKey is the local key clients must present. Optional on loopback,
+	// required on any other bind.
+	ClientKey string
+	// MaxBodyBytes caps request bodies; 0 means 32 MiB.
+	MaxBodyBytes int64
+	// RequestTimeout bounds a non-streaming request and the wait for a
+	// stream's first event; 0 means 10 minutes.
+	RequestTimeout time.Duration
+	// MaxAttempts caps upstream attempts per request; 0 means 3.
+	MaxAttempts int
+	// KeepAlive is how long a stream may be idle before the proxy writes an
+	// SSE comment; 0 means 15 s.
+	KeepAlive time.Duration
+}
+
+const (
+	defaultMaxBody        = 32 << 20
+	defaultRequestTimeout = 10 * time.Minute
+	defaultMaxAttempts    = 3
+	defaultKeepAlive      = 15 * time.Second
+)
+
+// ErrClientKeyRequired is returned when binding a non-loopback address without
+// a client key: anyone on the network could otherwise spend the user's quota.
+var ErrClientKeyRequired = errors.New("a client key (proxy.client_key) is required to listen on a non-loopback address")
+
+// withDefaults fills zero values.
+func (c Config) withDefaults() Config {
+	if c.Bind == "" {
+		c.Bind = "127.0.0.1"
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = defaultMaxBody
+	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = defaultRequestTimeout
+	}
+	if c.MaxAttempts <= 0 {
+		c.MaxAttempts = defaultMaxAttempts
+	}
+	if c.KeepAlive <= 0 {
+		c.KeepAlive = defaultKeepAlive
+	}
+	return c
+}
+
+// Addr is the host:port the proxy listens on.
+func (c Config) Addr() string {
+	return net.JoinHostPort(c.withDefaults().Bind, strconv.Itoa(c.Port))
+}
+
+// Loopback reports whether the bind address only accepts local connections.
+func (c Config) Loopback() bool {
+	return isLoopbackHost(c.withDefaults().Bind)
+}
+
+// Validate reports a config the proxy must refuse to run with.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	if c.Port < 0 || c.Port > 65535 {
+		return fmt.Errorf("port %d out of range 1-65535", c.Port)
+	}
+	if c.Bind != "localhost" && net.ParseIP(c.Bind) == nil {
+		return fmt.Errorf("bind address %q is not an IP address", c.Bind)
+	}
+	if !c.Loopback() && c.ClientKey == "" {
+		return fmt.Errorf("bind %s: %w", c.Bind, ErrClientKeyRequired)
+	}
+	return nil
+}
+
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

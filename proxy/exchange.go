@@ -1,0 +1,86 @@
+package proxy
+
+import "time"
+
+// Exchange is the record of one client request: what came in, where it went,
+// how every attempt ended and what came back. It never holds a secret.
+type Exchange struct {
+	ID         string
+	State      ExchangeState
+	Route      string // "messages", "count_tokens", "models"
+	Method     string
+	Path       string
+	UserAgent  string
+	RemoteAddr string
+	Model      string
+	Stream     bool
+	SessionID  string
+
+	Start     time.Time
+	FirstByte time.Time // first byte written to the client; zero if none
+	End       time.Time
+
+	Status       int // status the client saw
+	ErrorType    string
+	ErrorMessage string
+	// StreamOutcome is "complete", "client_cancelled" or "upstream_error" for streams.
+	StreamOutcome string
+
+	Usage      Usage
+	StopReason string
+	// Signatures are the thinking signatures the upstream issued, in order;
+	// ToolUseIDs the tool_use blocks it opened. The signature cache reads them.
+	Signatures []string
+	ToolUseIDs []string
+
+	Attempts []Attempt
+	BytesIn  int64
+	BytesOut int64
+
+	abort bool // the reply broke off mid-body: the connection must be aborted
+}
+
+func (ex *Exchange) clientGone() {
+	ex.Status = statusClientClosed
+	ex.ErrorType, ex.ErrorMessage = "client_cancelled", "client closed the request"
+	if ex.Stream {
+		ex.StreamOutcome = "client_cancelled"
+	}
+}
+
+// ExchangeState tells a live view whether a record is new or final.
+type ExchangeState string
+
+const (
+	ExchangeStarted  ExchangeState = "started"
+	ExchangeFinished ExchangeState = "finished"
+)
+
+// Attempt is one try against one upstream account.
+type Attempt struct {
+	AccountID   int64
+	AccountName string
+	Status      int // 0 when no response arrived
+	Error       string
+	Start       time.Time
+	Duration    time.Duration
+}
+
+// Usage is token accounting as the upstream reported it.
+type Usage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+}
+
+// Observer receives exchanges: once when a request starts and once when it
+// ends. Observe is called on the request's goroutine and must not block; an
+// implementation hands the value off (e.g. a non-blocking channel send).
+type Observer interface {
+	Observe(Exchange)
+}
+
+type discardObserver struct{}
+
+func (discardObserver) Observe(Exchange) {}

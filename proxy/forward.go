@@ -1,0 +1,273 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"longhaul/proxy/anthropic"
+)
+
+// statusClientClosed records a client that hung up (nginx's convention).
+const statusClientClosed = 499
+
+// maxErrorBody bounds how much of an upstream error reply is held for
+// passing on after a failed retry.
+const maxErrorBody = 1 << 20
+
+// forward runs one API request: read and peek the body, try accounts until
+// one answers or attempts run out, relay the answer, record the exchange.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, route string, hasBody bool) {
+	ex := &Exchange{
+		ID: newExchangeID(), State: ExchangeStarted, Route: route, Method: r.Method, Path: r.URL.Path,
+		UserAgent: r.UserAgent(), RemoteAddr: r.RemoteAddr, Start: s.now(),
+	}
+	w.Header().Set("Longhaul-Request-Id", ex.ID)
+	var body []byte
+	if hasBody {
+		var e *Error
+		if body, e = readBody(r, cfg.MaxBodyBytes); e != nil {
+			s.finish(ex, e.Status, e)
+			if e.Status != statusClientClosed {
+				writeError(w, e)
+			}
+			return
+		}
+		ex.BytesIn = int64(len(body))
+		peek, err := anthropic.PeekRequest(body)
+		if err != nil {
+			e := newError(http.StatusBadRequest, errInvalidRequest, "malformed JSON request body: "+err.Error())
+			s.finish(ex, e.Status, e)
+			writeError(w, e)
+			return
+		}
+		ex.Model, ex.SessionID = peek.Model, sessionID(peek.UserID)
+		ex.Stream = route == "messages" && peek.Stream
+	}
+	s.observer.Observe(*ex)
+
+	var last *upstreamFailure
+	var exclude []int64
+	for range cfg.MaxAttempts {
+		acct, err := s.pool.Pick(Pick{Model: ex.Model, SessionID: ex.SessionID, Exclude: exclude})
+		if err != nil {
+			if last != nil {
+				break // pass on the last upstream failure: it says more than "no account"
+			}
+			e := newError(http.StatusServiceUnavailable, errOverloaded, err.Error())
+			var na *NoAccountError
+			if !errors.As(err, &na) {
+				e = newError(http.StatusInternalServerError, errAPI, err.Error())
+			}
+			s.finish(ex, e.Status, e)
+			writeError(w, e)
+			return
+		}
+		att := Attempt{AccountID: acct.ID, AccountName: acct.Name(), Start: s.now()}
+		fail, committed := s.attempt(w, r, cfg, ex, acct, body)
+		att.Duration = s.now().Sub(att.Start)
+		if fail != nil {
+			att.Status, att.Error = fail.status, fail.message()
+		} else {
+			att.Status = ex.Status
+		}
+		ex.Attempts = append(ex.Attempts, att)
+		if committed || fail == nil {
+			s.finish(ex, ex.Status, nil)
+			if ex.abort {
+				// Abort the connection so the client sees a truncated reply, not a complete one.
+				panic(http.ErrAbortHandler)
+			}
+			return
+		}
+		if r.Context().Err() != nil {
+			s.finish(ex, statusClientClosed, newError(statusClientClosed, "client_cancelled", "client closed the request"))
+			return
+		}
+		last = fail
+		if !fail.retryable() {
+			break
+		}
+		s.log.Info("upstream attempt failed", "id", ex.ID, "account", acct.Name(), "status", fail.status, "err", fail.message())
+		exclude = append(exclude, acct.ID)
+	}
+	s.passOn(w, ex, last)
+}
+
+// finish records the final state of an exchange and hands it to the observer.
+func (s *Server) finish(ex *Exchange, status int, e *Error) {
+	ex.State, ex.End, ex.Status = ExchangeFinished, s.now(), status
+	if e != nil && ex.ErrorType == "" {
+		ex.ErrorType, ex.ErrorMessage = e.Type, e.Message
+	}
+	s.observer.Observe(*ex)
+}
+
+// passOn answers with the last upstream failure: its own status and body when
+// the upstream answered, 502 when it could not be reached.
+func (s *Server) passOn(w http.ResponseWriter, ex *Exchange, f *upstreamFailure) {
+	if f.status == 0 {
+		e := newError(http.StatusBadGateway, errAPI, "upstream unreachable: "+f.message())
+		if errors.Is(f.err, errFirstEventTimeout) {
+			e = newError(http.StatusGatewayTimeout, errTimeout, f.message())
+		}
+		s.finish(ex, e.Status, e)
+		writeError(w, e)
+		return
+	}
+	copyHeader(w.Header(), f.header)
+	w.Header().Del("Content-Length")
+	w.WriteHeader(f.status)
+	w.Write(f.body) //nolint:errcheck // client gone
+	ex.ErrorType, ex.ErrorMessage = f.errorType(), f.message()
+	s.finish(ex, f.status, nil)
+}
+
+// upstreamFailure is an attempt that failed before anything reached the client.
+type upstreamFailure struct {
+	status int // 0: no response (connection error, timeout, empty stream)
+	header http.Header
+	body   []byte
+	err    error
+}
+
+func (f *upstreamFailure) retryable() bool {
+	return f.status == 0 || f.status == http.StatusTooManyRequests || f.status >= 500
+}
+
+func (f *upstreamFailure) errorType() string {
+	var b errorBody
+	if json.Unmarshal(f.body, &b) == nil && b.Error.Type != "" {
+		return b.Error.Type
+	}
+	if f.status == 0 {
+		return errAPI
+	}
+	return http.StatusText(f.status)
+}
+
+func (f *upstreamFailure) message() string {
+	if f.err != nil {
+		return f.err.Error()
+	}
+	var b errorBody
+	if json.Unmarshal(f.body, &b) == nil && b.Error.Message != "" {
+		return b.Error.Message
+	}
+	return fmt.Sprintf("upstream answered %d", f.status)
+}
+
+var errFirstEventTimeout = errors.New("upstream sent no response in time")
+
+// attempt sends the request to one account. It returns a failure when nothing
+// was written to the client (so another account may be tried); committed
+// reports that the response started, after which errors go in-band.
+func (s *Server) attempt(w http.ResponseWriter, r *http.Request, cfg *Config, ex *Exchange, acct Account, body []byte) (fail *upstreamFailure, committed bool) {
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	// The timeout covers the wait for the first event of a stream, or the
+	// whole of a non-stream reply; a healthy long stream is never cut.
+	deadline := time.AfterFunc(cfg.RequestTimeout, func() { cancel(errFirstEventTimeout) })
+	defer deadline.Stop()
+
+	out, err := outboundRequest(ctx, r, acct, body)
+	if err != nil {
+		return &upstreamFailure{err: err}, false
+	}
+	resp, err := s.transport.RoundTrip(out)
+	if err != nil {
+		if cause := context.Cause(ctx); cause != nil && r.Context().Err() == nil {
+			err = cause
+		}
+		return &upstreamFailure{err: err}, false
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 400 {
+		b, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		if err != nil && len(b) == 0 {
+			return &upstreamFailure{err: fmt.Errorf("read upstream %d reply: %w", resp.StatusCode, err)}, false
+		}
+		return &upstreamFailure{status: resp.StatusCode, header: resp.Header, body: b}, false
+	}
+	if isEventStream(resp.Header) {
+		return s.relayStream(ctx, w, cfg, ex, resp, deadline)
+	}
+	return s.relayBody(ctx, w, ex, resp)
+}
+
+// outboundRequest builds the upstream request from the buffered body; the
+// inbound request is never modified, so a retry can build it again.
+func outboundRequest(ctx context.Context, in *http.Request, acct Account, body []byte) (*http.Request, error) {
+	url := strings.TrimRight(acct.BaseURL, "/") + in.URL.Path
+	if in.URL.RawQuery != "" {
+		url += "?" + in.URL.RawQuery
+	}
+	var rd io.Reader = http.NoBody
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	out, err := http.NewRequestWithContext(ctx, in.Method, url, rd)
+	if err != nil {
+		return nil, fmt.Errorf("account %s: bad base URL: %w", acct.Name(), err)
+	}
+	out.ContentLength = int64(len(body))
+	copyHeader(out.Header, in.Header)
+	for _, h := range []string{"X-Api-Key", "Authorization", "Accept-Encoding", "Content-Length", "Host", "Cookie"} {
+		out.Header.Del(h)
+	}
+	// Leaving Accept-Encoding unset lets the Transport negotiate gzip and
+	// decompress, so the relay can read the events it passes on.
+	out.Header.Set("X-Api-Key", acct.Secret)
+	if out.Header.Get("Anthropic-Version") == "" {
+		out.Header.Set("Anthropic-Version", "2023-06-01")
+	}
+	return out, nil
+}
+
+// readBody buffers the request body (retries replay it) within the limit.
+func readBody(r *http.Request, limit int64) ([]byte, *Error) {
+	tooLarge := newError(http.StatusRequestEntityTooLarge, errRequestTooLarge,
+		fmt.Sprintf("request body exceeds the proxy's limit of %d bytes (proxy.max_body_bytes)", limit))
+	if r.ContentLength > limit {
+		return nil, tooLarge
+	}
+	var body []byte
+	var err error
+	if r.ContentLength >= 0 {
+		body = make([]byte, r.ContentLength)
+		_, err = io.ReadFull(r.Body, body)
+	} else {
+		body, err = io.ReadAll(io.LimitReader(r.Body, limit+1))
+		if err == nil && int64(len(body)) > limit {
+			return nil, tooLarge
+		}
+	}
+	if err != nil {
+		return nil, newError(statusClientClosed, "client_cancelled", "reading request body: "+err.Error())
+	}
+	return body, nil
+}
+
+// sessionID extracts the session from metadata.user_id. Claude Code sends
+// either "user_<hash>_account_<uuid>_session_<uuid>" or a JSON object string
+// with a session_id field; anything else is used whole.
+func sessionID(userID string) string {
+	if strings.HasPrefix(userID, "{") {
+		var v struct {
+			SessionID string `json:"session_id"`
+		}
+		if json.Unmarshal([]byte(userID), &v) == nil && v.SessionID != "" {
+			return v.SessionID
+		}
+	}
+	if _, after, ok := strings.Cut(userID, "_session_"); ok && after != "" {
+		return after
+	}
+	return userID
+}

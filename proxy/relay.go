@@ -1,0 +1,267 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"longhaul/proxy/sse"
+)
+
+// relayStream forwards an SSE reply event by event. Headers are committed only
+// once the first event arrived, so an upstream that fails before it can still
+// be retried elsewhere; after that, failures become an in-band error event.
+func (s *Server) relayStream(ctx context.Context, w http.ResponseWriter, cfg *Config, ex *Exchange, resp *http.Response, deadline *time.Timer) (*upstreamFailure, bool) {
+	events := make(chan readResult)
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	// The reader goroutine lets the relay write keep-alives while the upstream
+	// is idle. It ends when the body is closed, before relayStream returns.
+	go func() {
+		defer close(exited)
+		rd := sse.NewReader(resp.Body, 0)
+		for {
+			ev, err := rd.Next()
+			select {
+			case events <- readResult{ev, err}:
+			case <-done:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	defer func() {
+		close(done)
+		resp.Body.Close() //nolint:errcheck // unblocks the reader goroutine
+		<-exited
+	}()
+
+	first := <-events
+	deadline.Stop()
+	if first.err != nil {
+		err := first.err
+		if cause := context.Cause(ctx); cause != nil {
+			err = cause
+		}
+		if errors.Is(err, io.EOF) {
+			err = errors.New("upstream closed the stream before its first event")
+		}
+		return &upstreamFailure{err: err}, false
+	}
+
+	flusher := http.NewResponseController(w)
+	copyHeader(w.Header(), resp.Header)
+	w.Header().Del("Content-Length")
+	w.WriteHeader(resp.StatusCode)
+	ex.Status = resp.StatusCode
+	tap := streamTap{ex: ex}
+	keepAlive := time.NewTimer(cfg.KeepAlive)
+	defer keepAlive.Stop()
+
+	res := first
+	for {
+		if res.err == nil || len(res.ev.Raw) > 0 && errors.Is(res.err, io.ErrUnexpectedEOF) {
+			if err := s.writeFlush(w, flusher, ex, res.ev.Raw); err != nil {
+				ex.clientGone()
+				return nil, true
+			}
+			tap.observe(res.ev)
+		}
+		if res.err != nil {
+			s.endStream(w, flusher, ctx, ex, &tap, res.err)
+			return nil, true
+		}
+		keepAlive.Reset(cfg.KeepAlive)
+	wait:
+		select {
+		case res = <-events:
+		case <-keepAlive.C:
+			if err := s.writeFlush(w, flusher, ex, sse.KeepAlive); err != nil {
+				ex.clientGone()
+				return nil, true
+			}
+			keepAlive.Reset(cfg.KeepAlive)
+			goto wait
+		}
+	}
+}
+
+type readResult struct {
+	ev  sse.Event
+	err error
+}
+
+func (s *Server) writeFlush(w http.ResponseWriter, rc *http.ResponseController, ex *Exchange, b []byte) error {
+	if _, err := w.Write(b); err != nil {
+		return err
+	}
+	if ex.FirstByte.IsZero() {
+		ex.FirstByte = s.now()
+	}
+	ex.BytesOut += int64(len(b))
+	return rc.Flush()
+}
+
+// endStream classifies how a stream ended and, if the upstream failed, tells
+// the client in-band (the status line is long gone).
+func (s *Server) endStream(w http.ResponseWriter, rc *http.ResponseController, ctx context.Context, ex *Exchange, tap *streamTap, err error) {
+	switch {
+	case ctx.Err() != nil && context.Cause(ctx) == context.Canceled:
+		ex.clientGone()
+		return
+	case errors.Is(err, io.EOF) && tap.stopped:
+		ex.StreamOutcome = "complete"
+		return
+	case tap.upstreamError:
+		ex.StreamOutcome = "upstream_error" // the upstream's own error event was relayed
+		return
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		err = errors.New("upstream closed the stream before message_stop")
+	}
+	ex.StreamOutcome = "upstream_error"
+	ex.ErrorType, ex.ErrorMessage = errAPI, "upstream stream failed: "+err.Error()
+	s.log.Warn("upstream stream failed after the first byte", "id", ex.ID, "err", err)
+	s.writeFlush(w, rc, ex, sse.AppendEvent(nil, "error", errorJSON(errAPI, ex.ErrorMessage))) //nolint:errcheck // nothing left to tell a gone client
+}
+
+// streamTap reads what the monitor and the signature cache need from events
+// already written to the client. Only the few event kinds that carry it are
+// decoded; text deltas are never parsed.
+type streamTap struct {
+	ex            *Exchange
+	stopped       bool
+	upstreamError bool
+}
+
+var (
+	signatureDelta = []byte(`"signature_delta"`)
+	toolUseBlock   = []byte(`"tool_use"`)
+)
+
+func (t *streamTap) observe(ev sse.Event) {
+	switch ev.Name {
+	case "message_start":
+		var v struct {
+			Message struct {
+				Usage *Usage `json:"usage"`
+			} `json:"message"`
+		}
+		v.Message.Usage = &t.ex.Usage
+		json.Unmarshal(ev.Data, &v) //nolint:errcheck // a malformed event only loses accounting
+	case "content_block_start":
+		if bytes.Contains(ev.Data, toolUseBlock) {
+			var v struct {
+				Block struct{ Type, ID string } `json:"content_block"`
+			}
+			if json.Unmarshal(ev.Data, &v) == nil && v.Block.Type == "tool_use" {
+				t.ex.ToolUseIDs = append(t.ex.ToolUseIDs, v.Block.ID)
+			}
+		}
+	case "content_block_delta":
+		if bytes.Contains(ev.Data, signatureDelta) {
+			var v struct {
+				Delta struct{ Type, Signature string } `json:"delta"`
+			}
+			if json.Unmarshal(ev.Data, &v) == nil && v.Delta.Type == "signature_delta" {
+				t.ex.Signatures = append(t.ex.Signatures, v.Delta.Signature)
+			}
+		}
+	case "message_delta":
+		var v struct {
+			Delta struct {
+				StopReason string `json:"stop_reason"`
+			} `json:"delta"`
+			Usage Usage `json:"usage"`
+		}
+		if json.Unmarshal(ev.Data, &v) == nil {
+			t.ex.StopReason = v.Delta.StopReason
+			t.ex.Usage.merge(v.Usage)
+		}
+	case "message_stop":
+		t.stopped = true
+	case "error":
+		var v errorBody
+		json.Unmarshal(ev.Data, &v) //nolint:errcheck
+		t.upstreamError = true
+		t.ex.ErrorType, t.ex.ErrorMessage = v.Error.Type, v.Error.Message
+	}
+}
+
+// merge takes the cumulative counts message_delta carries; zero means "not
+// reported here" (older API versions only send output_tokens).
+func (u *Usage) merge(d Usage) {
+	for _, f := range []struct{ dst, src *int64 }{
+		{&u.InputTokens, &d.InputTokens}, {&u.OutputTokens, &d.OutputTokens},
+		{&u.CacheReadInputTokens, &d.CacheReadInputTokens}, {&u.CacheCreationInputTokens, &d.CacheCreationInputTokens},
+	} {
+		if *f.src != 0 {
+			*f.dst = *f.src
+		}
+	}
+}
+
+// maxTappedBody bounds the copy of a non-stream reply kept for accounting.
+const maxTappedBody = 4 << 20
+
+// relayBody forwards a non-stream reply as it arrives and reads its usage.
+func (s *Server) relayBody(ctx context.Context, w http.ResponseWriter, ex *Exchange, resp *http.Response) (*upstreamFailure, bool) {
+	copyHeader(w.Header(), resp.Header)
+	w.WriteHeader(resp.StatusCode)
+	ex.Status = resp.StatusCode
+	ex.FirstByte = s.now()
+	tapped := &cappedBuffer{limit: maxTappedBody}
+	n, err := io.Copy(w, io.TeeReader(resp.Body, tapped))
+	ex.BytesOut = n
+	if err != nil {
+		if ctx.Err() != nil && context.Cause(ctx) == context.Canceled {
+			ex.clientGone()
+		} else {
+			ex.ErrorType, ex.ErrorMessage = errAPI, fmt.Sprintf("upstream reply interrupted: %v", err)
+			ex.abort = true
+		}
+		return nil, true
+	}
+	if ex.Route == "messages" && !tapped.over {
+		var v struct {
+			StopReason string `json:"stop_reason"`
+			Usage      Usage  `json:"usage"`
+			Content    []struct {
+				Type, ID, Signature string
+			} `json:"content"`
+		}
+		if json.Unmarshal(tapped.buf.Bytes(), &v) == nil {
+			ex.StopReason, ex.Usage = v.StopReason, v.Usage
+			for _, c := range v.Content {
+				switch {
+				case c.Type == "thinking" && c.Signature != "":
+					ex.Signatures = append(ex.Signatures, c.Signature)
+				case c.Type == "tool_use":
+					ex.ToolUseIDs = append(ex.ToolUseIDs, c.ID)
+				}
+			}
+		}
+	}
+	return nil, true
+}
+
+type cappedBuffer struct {
+	buf   bytes.Buffer
+	limit int
+	over  bool
+}
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	if c.buf.Len()+len(p) > c.limit {
+		c.over = true
+	} else {
+		c.buf.Write(p)
+	}
+	return len(p), nil
+}

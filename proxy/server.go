@@ -1,0 +1,286 @@
+// Package proxy is Longhaul's local LLM API proxy: it accepts Anthropic
+// Messages API requests, forwards each to an upstream account from a pool and
+// relays the reply (streamed event by event) while recording an Exchange.
+package proxy
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options are the proxy's collaborators. Every field is optional.
+type Options struct {
+	// Transport sends upstream requests. If nil, a Transport with bounded
+	// dial, TLS and idle phases (and no overall timeout, for streams) is used.
+	Transport http.RoundTripper
+	// Observer receives every exchange. If nil, exchanges are discarded.
+	Observer Observer
+	// Selector chooses among usable accounts. If nil, FirstAvailable.
+	Selector Selector
+	// Logger receives operational logs. If nil, logs are discarded.
+	Logger *slog.Logger
+	// Now is the clock. If nil, time.Now.
+	Now func() time.Time
+}
+
+// Server is the proxy. It can be started, stopped and started again (the tray
+// toggle), and reconfigured while running.
+type Server struct {
+	transport http.RoundTripper
+	observer  Observer
+	log       *slog.Logger
+	now       func() time.Time
+	pool      *Pool
+	handler   http.Handler
+
+	cfg      atomic.Pointer[Config]
+	requests atomic.Int64
+
+	mu       sync.Mutex // guards the listener state below
+	srv      *http.Server
+	addr     string
+	draining sync.WaitGroup // old listeners finishing their requests after a rebind
+}
+
+// New returns a stopped Server.
+func New(cfg Config, opts Options) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{
+		transport: opts.Transport,
+		observer:  opts.Observer,
+		log:       opts.Logger,
+		now:       opts.Now,
+		pool:      NewPool(opts.Selector),
+	}
+	if s.transport == nil {
+		s.transport = newTransport()
+	}
+	if s.observer == nil {
+		s.observer = discardObserver{}
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	c := cfg.withDefaults()
+	s.cfg.Store(&c)
+	s.handler = s.routes()
+	return s, nil
+}
+
+func newTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		IdleConnTimeout:       90 * time.Second,
+		MaxIdleConnsPerHost:   64,
+		ForceAttemptHTTP2:     true,
+	}
+}
+
+// Config returns the configuration new requests use.
+func (s *Server) Config() Config { return *s.cfg.Load() }
+
+// Pool returns the account pool.
+func (s *Server) Pool() *Pool { return s.pool }
+
+// SetAccounts replaces the upstream accounts; the next request uses them.
+func (s *Server) SetAccounts(accounts []Account) { s.pool.SetAccounts(accounts) }
+
+// Requests is the number of API requests served since New.
+func (s *Server) Requests() int64 { return s.requests.Load() }
+
+// Handler serves the proxy's routes without a listener (tests, embedding).
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Addr is the address the running server listens on, "" when stopped.
+func (s *Server) Addr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addr
+}
+
+// Running reports whether the server is listening.
+func (s *Server) Running() bool { return s.Addr() != "" }
+
+// Start listens on the configured address and serves in the background.
+// Starting a running server is a no-op.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.srv != nil {
+		return nil
+	}
+	return s.listenLocked(s.Config())
+}
+
+func (s *Server) listenLocked(cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Addr())
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr(), err)
+	}
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	s.srv, s.addr = srv, ln.Addr().String()
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("proxy stopped serving", "addr", ln.Addr().String(), "err", err)
+		}
+	}()
+	s.log.Info("proxy listening", "addr", s.addr)
+	return nil
+}
+
+// Stop closes the listener and waits for in-flight requests to finish, or
+// until ctx is done, after which remaining connections are closed.
+// Stopping a stopped server is a no-op.
+func (s *Server) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	srv := s.srv
+	s.srv, s.addr = nil, ""
+	s.mu.Unlock()
+	var err error
+	if srv != nil {
+		err = shutdown(ctx, srv)
+	}
+	s.draining.Wait()
+	return err
+}
+
+func shutdown(ctx context.Context, srv *http.Server) error {
+	if err := srv.Shutdown(ctx); err != nil {
+		srv.Close() //nolint:errcheck // Shutdown's error is the one worth returning
+		return fmt.Errorf("drain proxy: %w", err)
+	}
+	return nil
+}
+
+// drainTimeout bounds how long an old listener's streams may run after a
+// rebind before their connections are closed.
+const drainTimeout = 10 * time.Minute
+
+// Reconfigure applies cfg to new requests atomically; requests in flight keep
+// the config they started with. If the listen address changed while running,
+// the server binds the new address first (so a failure leaves it as it was)
+// and lets the old listener drain in the background.
+func (s *Server) Reconfigure(cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	c := cfg.withDefaults()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.cfg.Load()
+	if s.srv == nil || old.Addr() == c.Addr() {
+		s.cfg.Store(&c)
+		return nil
+	}
+	oldSrv := s.srv
+	s.srv = nil
+	if err := s.listenLocked(c); err != nil {
+		s.srv = oldSrv
+		return err
+	}
+	s.cfg.Store(&c)
+	s.draining.Add(1)
+	go func() {
+		defer s.draining.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+		defer cancel()
+		if err := shutdown(ctx, oldSrv); err != nil {
+			s.log.Warn("old listener did not drain", "err", err)
+		}
+	}()
+	return nil
+}
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"status":"ok"}`) //nolint:errcheck
+	})
+	// Claude Code probes HEAD / before its first call.
+	mux.HandleFunc("HEAD /{$}", func(w http.ResponseWriter, r *http.Request) {})
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "Longhaul proxy. Point ANTHROPIC_BASE_URL here.\n") //nolint:errcheck
+	})
+	mux.Handle("POST /v1/messages", s.api("messages", true))
+	mux.Handle("POST /v1/messages/count_tokens", s.api("count_tokens", true))
+	mux.Handle("GET /v1/models", s.api("models", false))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, newError(http.StatusNotFound, errNotFound, fmt.Sprintf("%s %s is not a route of this proxy", r.Method, r.URL.Path)))
+	})
+	return mux
+}
+
+// api wraps an upstream route with the checks every API request gets.
+func (s *Server) api(route string, hasBody bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cfg := s.cfg.Load()
+		if e := authorize(cfg, r); e != nil {
+			writeError(w, e)
+			return
+		}
+		s.requests.Add(1)
+		s.forward(w, r, cfg, route, hasBody)
+	})
+}
+
+// authorize enforces the client key when one is configured. Without a key
+// (loopback only) it still refuses requests whose Host is not a loopback
+// name: a web page that DNS-rebinds its domain to 127.0.0.1 must not be able
+// to spend the user's quota.
+func authorize(cfg *Config, r *http.Request) *Error {
+	if cfg.ClientKey == "" {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		host = strings.Trim(host, "[]")
+		if !isLoopbackHost(host) {
+			return newError(http.StatusForbidden, errPermission, "requests must address the proxy by a loopback name (127.0.0.1 or localhost); set proxy.client_key to accept others")
+		}
+		return nil
+	}
+	got := r.Header.Get("X-Api-Key")
+	if got == "" {
+		got, _ = strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	}
+	if subtle.ConstantTimeCompare([]byte(got), []byte(cfg.ClientKey)) != 1 {
+		return newError(http.StatusUnauthorized, errAuthentication, "invalid or missing client key (send it as x-api-key or Authorization: Bearer)")
+	}
+	return nil
+}
+
+func newExchangeID() string {
+	var b [12]byte
+	rand.Read(b[:]) //nolint:errcheck // crypto/rand.Read never fails
+	return "lh_" + hex.EncodeToString(b[:])
+}
