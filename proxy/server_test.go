@@ -1,0 +1,225 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"longhaul/proxy/proxytest"
+)
+
+func TestNonLoopbackBindRequiresClientKey(t *testing.T) {
+	for _, bind := range []string{"0.0.0.0", "192.168.1.20", "::"} {
+		if _, err := New(Config{Bind: bind, Port: 8045}, Options{}); !errors.Is(err, ErrClientKeyRequired) {
+			t.Errorf("New(bind %s, no key) error = %v; want ErrClientKeyRequired", bind, err)
+		}
+		if err := (Config{Bind: bind, Port: 8045, ClientKey: "k"}).Validate(); err != nil {
+			t.Errorf("Validate(bind %s, with key) = %v; want nil", bind, err)
+		}
+	}
+	// Reconfiguring a running loopback server onto a public bind without a key
+	// is refused and the server keeps its old config.
+	srv, err := New(Config{Port: 0}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Reconfigure(Config{Bind: "0.0.0.0"}); !errors.Is(err, ErrClientKeyRequired) {
+		t.Errorf("Reconfigure(0.0.0.0, no key) = %v; want ErrClientKeyRequired", err)
+	}
+	if b := srv.Config().Bind; b != "127.0.0.1" {
+		t.Errorf("bind after refused reconfigure = %q; want 127.0.0.1", b)
+	}
+}
+
+func TestClientAuth(t *testing.T) {
+	tests := []struct {
+		name       string
+		key        string
+		header     []string
+		host       string
+		wantStatus int
+	}{
+		{name: "loopback without key needs nothing", wantStatus: 200},
+		{name: "loopback without key ignores any client key", header: []string{"X-Api-Key", "whatever"}, wantStatus: 200},
+		{name: "non-loopback Host refused without key (DNS rebinding)", host: "evil.example:8045", wantStatus: 403},
+		{name: "key via x-api-key", key: "local-secret", header: []string{"X-Api-Key", "local-secret"}, wantStatus: 200},
+		{name: "key via bearer", key: "local-secret", header: []string{"Authorization", "Bearer local-secret"}, wantStatus: 200},
+		{name: "key with any Host", key: "local-secret", header: []string{"X-Api-Key", "local-secret"}, host: "longhaul.lan:8045", wantStatus: 200},
+		{name: "wrong key", key: "local-secret", header: []string{"X-Api-Key", "local-secreT"}, wantStatus: 401},
+		{name: "missing key", key: "local-secret", wantStatus: 401},
+		{name: "prefix of key", key: "local-secret", header: []string{"Authorization", "Bearer local"}, wantStatus: 401},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, Config{ClientKey: tt.key})
+			f.up.SetDefault(proxytest.Reply{Message: proxytest.TextMessage("", "ok")})
+			req, _ := http.NewRequest(http.MethodPost, f.front.URL+"/v1/messages", strings.NewReader(`{"model":"m"}`))
+			for i := 0; i+1 < len(tt.header); i += 2 {
+				req.Header.Set(tt.header[i], tt.header[i+1])
+			}
+			if tt.host != "" {
+				req.Host = tt.host
+			}
+			resp, err := f.front.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := readAll(t, resp.Body)
+			if resp.StatusCode != tt.wantStatus {
+				t.Errorf("status = %d (%s); want %d", resp.StatusCode, body, tt.wantStatus)
+			}
+			if tt.wantStatus == 200 && f.up.LastRequest().Header.Get("X-Api-Key") != "sk-ant-upstream-secret-0001" {
+				t.Error("upstream did not receive the account key")
+			}
+			if tt.wantStatus != 200 && len(f.up.Requests()) != 0 {
+				t.Error("a refused request reached the upstream")
+			}
+		})
+	}
+	// Health checks need no key.
+	f := newFixture(t, Config{ClientKey: "k"})
+	if r, err := http.Get(f.front.URL + "/healthz"); err != nil || r.StatusCode != 200 {
+		t.Errorf("healthz with key configured = %v %v; want 200", r.StatusCode, err)
+	}
+}
+
+func dial(addr string) error {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err == nil {
+		c.Close()
+	}
+	return err
+}
+
+func TestStopStartStopWithRequestInFlight(t *testing.T) {
+	up := proxytest.NewUpstream()
+	defer up.Close()
+	port := freePort(t)
+	srv, err := New(Config{Port: port}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.SetAccounts([]Account{{ID: 1, BaseURL: up.URL, Secret: "sk-ant-0000000000000", Enabled: true}})
+	msg := proxytest.TextMessage("", "an answer that is still streaming when the proxy is stopped")
+	up.SetDefault(proxytest.Reply{Message: msg, StallAfter: 1})
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	url := "http://" + addr
+
+	for round := range 2 { // stop → start → stop, on the same port
+		if err := srv.Start(); err != nil {
+			t.Fatalf("round %d: Start: %v", round, err)
+		}
+		if !srv.Running() || srv.Addr() != addr {
+			t.Fatalf("round %d: Running %t Addr %q; want true %q", round, srv.Running(), srv.Addr(), addr)
+		}
+		resp, rd := openStream(t, context.Background(), url)
+		first := nextEvent(t, rd, 2*time.Second)
+
+		stopped := make(chan error, 1)
+		go func() { stopped <- srv.Stop(context.Background()) }()
+		// The listener closes at once; the stream in flight goes on.
+		deadline := time.Now().Add(2 * time.Second)
+		for dial(addr) == nil {
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: listener still accepting after Stop", round)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		select {
+		case err := <-stopped:
+			t.Fatalf("round %d: Stop returned (%v) while a request was in flight", round, err)
+		case <-time.After(50 * time.Millisecond):
+		}
+		up.Release()
+		got := string(first.Raw) + readAll(t, resp.Body)
+		if got != string(msg.SSE()) {
+			t.Errorf("round %d: in-flight stream did not finish intact: %q", round, got)
+		}
+		select {
+		case err := <-stopped:
+			if err != nil {
+				t.Errorf("round %d: Stop = %v", round, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("round %d: Stop did not return after the stream finished", round)
+		}
+		if srv.Running() {
+			t.Errorf("round %d: Running after Stop", round)
+		}
+		up.SetDefault(proxytest.Reply{Message: msg, StallAfter: 1}) // re-arm the stall
+	}
+	if err := srv.Stop(context.Background()); err != nil {
+		t.Errorf("Stop on a stopped server = %v; want nil", err)
+	}
+}
+
+func TestReconfigureRebindsAndInFlightKeepsOldListener(t *testing.T) {
+	up := proxytest.NewUpstream()
+	defer up.Close()
+	oldPort, newPort := freePort(t), freePort(t)
+	srv, err := New(Config{Port: oldPort, MaxBodyBytes: 1 << 20}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop(context.Background())
+	srv.SetAccounts([]Account{{ID: 1, BaseURL: up.URL, Secret: "sk-ant-0000000000000", Enabled: true}})
+	msg := proxytest.TextMessage("", "long")
+	up.SetDefault(proxytest.Reply{Message: msg, StallAfter: 1})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	oldURL := "http://127.0.0.1:" + strconv.Itoa(oldPort)
+	resp, rd := openStream(t, context.Background(), oldURL)
+	first := nextEvent(t, rd, 2*time.Second)
+
+	if err := srv.Reconfigure(Config{Port: newPort, MaxBodyBytes: 20}); err != nil {
+		t.Fatalf("Reconfigure: %v", err)
+	}
+	if want := "127.0.0.1:" + strconv.Itoa(newPort); srv.Addr() != want {
+		t.Errorf("Addr after rebind = %q; want %q", srv.Addr(), want)
+	}
+	// New requests see the new config (a 20-byte limit) on the new port.
+	r, err := http.Post("http://"+srv.Addr()+"/v1/messages", "application/json", strings.NewReader(streamRequest("m")))
+	if err != nil {
+		t.Fatalf("request on the new port: %v", err)
+	}
+	readAll(t, r.Body)
+	if r.StatusCode != 413 {
+		t.Errorf("new request status = %d; want 413 under the new limit", r.StatusCode)
+	}
+	// The old stream, started under the old config, completes.
+	up.Release()
+	if got := string(first.Raw) + readAll(t, resp.Body); got != string(msg.SSE()) {
+		t.Errorf("in-flight stream broken by rebind: %q", got)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for dial("127.0.0.1:"+strconv.Itoa(oldPort)) == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("old listener still accepting after the rebind drained")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestStartOnBusyPortFailsClearly(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	srv, err := New(Config{Port: ln.Addr().(*net.TCPAddr).Port}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err == nil || !strings.Contains(err.Error(), "listen on") {
+		t.Errorf("Start on a busy port = %v; want a listen error", err)
+	}
+	if srv.Running() {
+		t.Error("Running after a failed Start")
+	}
+}

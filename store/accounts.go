@@ -1,0 +1,249 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Account kinds. Only anthropic is served today; the others are reserved.
+const (
+	KindAnthropic        = "anthropic"
+	KindOpenAICompatible = "openai-compatible"
+	KindGemini           = "gemini"
+)
+
+// Account is an upstream credential. Secret is tagged json:"-" so that an Account marshalled
+// into a log, an event or the UI never carries it; show MaskedSecret instead.
+type Account struct {
+	ID             int64     `json:"id"`
+	Label          string    `json:"label"`
+	Kind           string    `json:"kind"`
+	BaseURL        string    `json:"base_url"`
+	Secret         string    `json:"-"`
+	Enabled        bool      `json:"enabled"`
+	DisabledReason string    `json:"disabled_reason"`
+	Models         []string  `json:"models"` // empty: all models
+	Priority       int       `json:"priority"`
+	Weight         int       `json:"weight"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+// MaskedSecret shows enough of the secret to tell keys apart ("sk-…abcd") and never more than
+// seven of its characters; short secrets show less, since 7 of 10 characters would give it away.
+func (a Account) MaskedSecret() string {
+	r := []rune(a.Secret)
+	switch {
+	case len(r) == 0:
+		return ""
+	case len(r) >= 16:
+		return string(r[:3]) + "…" + string(r[len(r)-4:])
+	case len(r) >= 8:
+		return "…" + string(r[len(r)-2:])
+	}
+	return "…"
+}
+
+// normalize fills defaults and checks a to be stored. Messages never quote the secret or the
+// URL (which may carry credentials).
+func (a *Account) normalize(requireSecret bool) error {
+	a.Label = strings.TrimSpace(a.Label)
+	a.BaseURL = strings.TrimRight(strings.TrimSpace(a.BaseURL), "/")
+	a.Secret = strings.TrimSpace(a.Secret) // pasted keys often end in a newline
+	if a.Kind == "" {
+		a.Kind = KindAnthropic
+	}
+	if a.Weight == 0 {
+		a.Weight = 1
+	}
+	if a.Models == nil {
+		a.Models = []string{}
+	}
+	if a.Enabled {
+		a.DisabledReason = ""
+	}
+	switch a.Kind {
+	case KindAnthropic, KindOpenAICompatible, KindGemini:
+	default:
+		return &ValidationError{Field: "kind", Message: "must be anthropic, openai-compatible or gemini"}
+	}
+	if u, err := url.Parse(a.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return &ValidationError{Field: "base_url", Message: "must be an http or https URL with a host"}
+	}
+	if requireSecret && a.Secret == "" {
+		return &ValidationError{Field: "secret", Message: "must not be empty"}
+	}
+	if a.Weight < 0 {
+		return &ValidationError{Field: "weight", Message: "must not be negative"}
+	}
+	for _, m := range a.Models {
+		if strings.TrimSpace(m) == "" {
+			return &ValidationError{Field: "models", Message: "model names must not be empty"}
+		}
+	}
+	return nil
+}
+
+// AddAccount validates and stores a new account and returns it with its ID and times.
+// Empty Kind means anthropic and zero Weight means 1; Enabled is taken as given.
+func (st *Store) AddAccount(ctx context.Context, a Account) (Account, error) {
+	if err := a.normalize(true); err != nil {
+		return Account{}, fmt.Errorf("add account: %w", err)
+	}
+	models, err := json.Marshal(a.Models)
+	if err != nil {
+		return Account{}, fmt.Errorf("add account: %w", err)
+	}
+	now := st.Now().UTC()
+	a.CreatedAt, a.UpdatedAt = now, now
+	err = st.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO accounts
+			(label, kind, base_url, secret, enabled, disabled_reason, models, priority, weight, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			a.Label, a.Kind, a.BaseURL, a.Secret, a.Enabled, a.DisabledReason, string(models),
+			a.Priority, a.Weight, formatTime(now), formatTime(now))
+		if err != nil {
+			return err
+		}
+		a.ID, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		return Account{}, fmt.Errorf("add account: %w", err)
+	}
+	return a, nil
+}
+
+const accountColumns = `id, label, kind, base_url, secret, enabled, disabled_reason, models, priority, weight, created_at, updated_at`
+
+// Accounts returns all accounts, highest priority first, then oldest first.
+func (st *Store) Accounts(ctx context.Context) ([]Account, error) {
+	rows, err := st.db.QueryContext(ctx, `SELECT `+accountColumns+` FROM accounts ORDER BY priority DESC, id ASC`)
+	if err != nil {
+		return nil, fmt.Errorf("list accounts: %w", err)
+	}
+	defer rows.Close()
+	accounts := []Account{}
+	for rows.Next() {
+		a, err := scanAccount(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list accounts: %w", err)
+		}
+		accounts = append(accounts, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list accounts: %w", err)
+	}
+	return accounts, nil
+}
+
+// Account returns the account with the given id, or an error wrapping ErrNotFound.
+func (st *Store) Account(ctx context.Context, id int64) (Account, error) {
+	a, err := scanAccount(st.db.QueryRowContext(ctx, `SELECT `+accountColumns+` FROM accounts WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		err = ErrNotFound
+	}
+	if err != nil {
+		return Account{}, fmt.Errorf("get account %d: %w", id, err)
+	}
+	return a, nil
+}
+
+// UpdateAccount stores every field of a except ID and CreatedAt. An empty Secret keeps the stored
+// one, so an edit form never needs to hold the secret.
+func (st *Store) UpdateAccount(ctx context.Context, a Account) error {
+	if err := a.normalize(false); err != nil {
+		return fmt.Errorf("update account %d: %w", a.ID, err)
+	}
+	models, err := json.Marshal(a.Models)
+	if err != nil {
+		return fmt.Errorf("update account %d: %w", a.ID, err)
+	}
+	err = st.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE accounts SET label = ?, kind = ?, base_url = ?,
+			secret = CASE WHEN ? = '' THEN secret ELSE ? END, enabled = ?, disabled_reason = ?,
+			models = ?, priority = ?, weight = ?, updated_at = ? WHERE id = ?`,
+			a.Label, a.Kind, a.BaseURL, a.Secret, a.Secret, a.Enabled, a.DisabledReason,
+			string(models), a.Priority, a.Weight, st.now(), a.ID)
+		return requireRow(res, err)
+	})
+	if err != nil {
+		return fmt.Errorf("update account %d: %w", a.ID, err)
+	}
+	return nil
+}
+
+// SetAccountEnabled enables or disables an account; reason says why it was disabled (shown in
+// the UI) and is cleared on enable.
+func (st *Store) SetAccountEnabled(ctx context.Context, id int64, enabled bool, reason string) error {
+	if enabled {
+		reason = ""
+	}
+	err := st.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE accounts SET enabled = ?, disabled_reason = ?, updated_at = ? WHERE id = ?`,
+			enabled, reason, st.now(), id)
+		return requireRow(res, err)
+	})
+	if err != nil {
+		return fmt.Errorf("set account %d enabled: %w", id, err)
+	}
+	return nil
+}
+
+// DeleteAccount removes an account, or returns an error wrapping ErrNotFound.
+func (st *Store) DeleteAccount(ctx context.Context, id int64) error {
+	err := st.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM accounts WHERE id = ?`, id)
+		return requireRow(res, err)
+	})
+	if err != nil {
+		return fmt.Errorf("delete account %d: %w", id, err)
+	}
+	return nil
+}
+
+// requireRow turns "the statement touched no row" into ErrNotFound.
+func requireRow(res sql.Result, err error) error {
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+func scanAccount(row interface{ Scan(...any) error }) (Account, error) {
+	var a Account
+	var models, created, updated string
+	err := row.Scan(&a.ID, &a.Label, &a.Kind, &a.BaseURL, &a.Secret, &a.Enabled, &a.DisabledReason,
+		&models, &a.Priority, &a.Weight, &created, &updated)
+	if err != nil {
+		return Account{}, err
+	}
+	if err := json.Unmarshal([]byte(models), &a.Models); err != nil {
+		return Account{}, fmt.Errorf("account %d: models: %w", a.ID, err)
+	}
+	if a.Models == nil {
+		a.Models = []string{}
+	}
+	if a.CreatedAt, err = time.Parse(time.RFC3339Nano, created); err != nil {
+		return Account{}, fmt.Errorf("account %d: created_at: %w", a.ID, err)
+	}
+	if a.UpdatedAt, err = time.Parse(time.RFC3339Nano, updated); err != nil {
+		return Account{}, fmt.Errorf("account %d: updated_at: %w", a.ID, err)
+	}
+	return a, nil
+}
+
+func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

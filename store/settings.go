@@ -1,0 +1,230 @@
+package store
+
+import (
+	"fmt"
+	"net"
+	"slices"
+	"time"
+)
+
+// Settings is everything the user can configure (SPEC §7). The json tags are the dotted setting
+// keys ("proxy.rotation.policy"), used by the CLI, the UI and the settings table.
+type Settings struct {
+	Proxy      ProxySettings      `json:"proxy"`
+	Compaction CompactionSettings `json:"compaction"`
+	History    HistorySettings    `json:"history"`
+	App        AppSettings        `json:"app"`
+}
+
+// ProxySettings configure the local proxy and how it talks upstream.
+type ProxySettings struct {
+	Port         int    `json:"port"`
+	Bind         string `json:"bind"`
+	ClientKey    string `json:"client_key"` // empty: clients need no key
+	MaxBodyBytes int64  `json:"max_body_bytes"`
+	// RequestTimeout bounds a whole non-stream request, and the header phase of a stream.
+	RequestTimeout      Duration             `json:"request_timeout"`
+	Rotation            RotationSettings     `json:"rotation"`
+	ModelMap            []ModelMapping       `json:"model_map"`
+	ContextLimits       map[string]int       `json:"context_limits"` // model glob → tokens
+	DefaultContextLimit int                  `json:"default_context_limit"`
+	Experimental        ExperimentalSettings `json:"experimental"`
+}
+
+// Rotation policies.
+const (
+	PolicyRoundRobin = "round-robin"
+	PolicyFillFirst  = "fill-first"
+	PolicyLeastUsed  = "least-used"
+	PolicyWeighted   = "weighted"
+)
+
+// RotationSettings choose the account for each request.
+type RotationSettings struct {
+	Policy          string `json:"policy"`
+	SessionAffinity bool   `json:"session_affinity"`
+	MaxAttempts     int    `json:"max_attempts"`
+}
+
+// ModelMapping sends client models matching Pattern (a glob) to Model, optionally only on the
+// account with label Account.
+type ModelMapping struct {
+	Pattern string `json:"pattern"`
+	Model   string `json:"model"`
+	Account string `json:"account,omitempty"`
+}
+
+// ExperimentalSettings switch the repairs on and off and set the compaction thresholds
+// (fractions of the model's context limit).
+type ExperimentalSettings struct {
+	EnableSignatureCache          bool    `json:"enable_signature_cache"`
+	EnableToolLoopRecovery        bool    `json:"enable_tool_loop_recovery"`
+	EnableCrossModelChecks        bool    `json:"enable_cross_model_checks"`
+	EnableUsageScaling            bool    `json:"enable_usage_scaling"`
+	ContextCompressionThresholdL1 float64 `json:"context_compression_threshold_l1"`
+	ContextCompressionThresholdL2 float64 `json:"context_compression_threshold_l2"`
+	ContextCompressionThresholdL3 float64 `json:"context_compression_threshold_l3"`
+}
+
+// CompactionSettings tune the compaction layers.
+type CompactionSettings struct {
+	KeepToolRounds      int    `json:"keep_tool_rounds"`
+	ProtectLastMessages int    `json:"protect_last_messages"`
+	MaxToolResultChars  int    `json:"max_tool_result_chars"`
+	SummaryModel        string `json:"summary_model"`
+}
+
+// HistorySettings bound what the request history keeps.
+type HistorySettings struct {
+	RetentionDays int   `json:"retention_days"`
+	MaxBytes      int64 `json:"max_bytes"`
+	StoreBodies   bool  `json:"store_bodies"`
+}
+
+// AppSettings belong to the desktop app.
+type AppSettings struct {
+	Autostart      bool   `json:"autostart"`
+	StartMinimized bool   `json:"start_minimized"`
+	CheckUpdates   bool   `json:"check_updates"`
+	Language       string `json:"language"` // "en" or "zh-CN"
+}
+
+// Duration is a time.Duration that reads and writes Go duration strings ("90s", "10m0s"),
+// in JSON and on the command line alike.
+type Duration time.Duration
+
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+const (
+	kib = 1 << 10
+	mib = 1 << 20
+	gib = 1 << 30
+)
+
+// DefaultSettings returns the settings of a fresh install. Each call returns new maps and slices.
+func DefaultSettings() Settings {
+	return Settings{
+		Proxy: ProxySettings{
+			Port:           8045,
+			Bind:           "127.0.0.1",
+			MaxBodyBytes:   32 * mib,
+			RequestTimeout: Duration(10 * time.Minute),
+			Rotation: RotationSettings{
+				Policy:          PolicyRoundRobin,
+				SessionAffinity: true,
+				MaxAttempts:     3,
+			},
+			ModelMap:            []ModelMapping{},
+			ContextLimits:       map[string]int{"claude-*": 200000, "gemini-*": 1048576},
+			DefaultContextLimit: 200000,
+			Experimental: ExperimentalSettings{
+				EnableSignatureCache:          true,
+				EnableToolLoopRecovery:        true,
+				EnableCrossModelChecks:        true,
+				EnableUsageScaling:            true,
+				ContextCompressionThresholdL1: 0.4,
+				ContextCompressionThresholdL2: 0.55,
+				ContextCompressionThresholdL3: 0.7,
+			},
+		},
+		Compaction: CompactionSettings{
+			KeepToolRounds:      5,
+			ProtectLastMessages: 4,
+			MaxToolResultChars:  200000,
+			SummaryModel:        "claude-haiku-4-5",
+		},
+		History: HistorySettings{RetentionDays: 90, MaxBytes: gib, StoreBodies: true},
+		App:     AppSettings{CheckUpdates: true, Language: "en"},
+	}
+}
+
+// normalize replaces nil maps and lists with empty ones, so "unset" and "empty" look the same
+// in JSON and in comparisons.
+func (s *Settings) normalize() {
+	if s.Proxy.ModelMap == nil {
+		s.Proxy.ModelMap = []ModelMapping{}
+	}
+	if s.Proxy.ContextLimits == nil {
+		s.Proxy.ContextLimits = map[string]int{}
+	}
+}
+
+// ValidationError says which setting (or account field) is wrong and why.
+type ValidationError struct {
+	Field   string // dotted key, e.g. "proxy.experimental.context_compression_threshold_l2"
+	Message string
+}
+
+func (e *ValidationError) Error() string { return e.Field + ": " + e.Message }
+
+// Validate reports the first invalid setting as a *ValidationError.
+func (s Settings) Validate() error {
+	p, x := s.Proxy, s.Proxy.Experimental
+	const l1, l2, l3 = "context_compression_threshold_l1", "context_compression_threshold_l2", "context_compression_threshold_l3"
+	inUnit := func(v float64) bool { return v > 0 && v <= 1 }
+	checks := []struct {
+		ok          bool
+		field, msgf string
+		args        []any
+	}{
+		{p.Port >= 1 && p.Port <= 65535, "proxy.port", "must be between 1 and 65535", nil},
+		{p.Bind == "localhost" || net.ParseIP(p.Bind) != nil, "proxy.bind", "must be an IP address or localhost", nil},
+		{p.MaxBodyBytes >= kib && p.MaxBodyBytes <= gib, "proxy.max_body_bytes", "must be between 1024 (1 KiB) and 1073741824 (1 GiB)", nil},
+		{p.RequestTimeout > 0, "proxy.request_timeout", "must be greater than 0", nil},
+		{slices.Contains([]string{PolicyRoundRobin, PolicyFillFirst, PolicyLeastUsed, PolicyWeighted}, p.Rotation.Policy),
+			"proxy.rotation.policy", "must be one of round-robin, fill-first, least-used, weighted", nil},
+		{p.Rotation.MaxAttempts >= 1 && p.Rotation.MaxAttempts <= 10, "proxy.rotation.max_attempts", "must be between 1 and 10", nil},
+		{p.DefaultContextLimit > 0, "proxy.default_context_limit", "must be greater than 0", nil},
+		{inUnit(x.ContextCompressionThresholdL1), "proxy.experimental." + l1, "must be greater than 0 and at most 1", nil},
+		{inUnit(x.ContextCompressionThresholdL2), "proxy.experimental." + l2, "must be greater than 0 and at most 1", nil},
+		{inUnit(x.ContextCompressionThresholdL3), "proxy.experimental." + l3, "must be greater than 0 and at most 1", nil},
+		{x.ContextCompressionThresholdL2 >= x.ContextCompressionThresholdL1, "proxy.experimental." + l2,
+			"must be ≥ %s (%v)", []any{l1, x.ContextCompressionThresholdL1}},
+		{x.ContextCompressionThresholdL3 >= x.ContextCompressionThresholdL2, "proxy.experimental." + l3,
+			"must be ≥ %s (%v)", []any{l2, x.ContextCompressionThresholdL2}},
+		{s.Compaction.KeepToolRounds >= 1, "compaction.keep_tool_rounds", "must be at least 1", nil},
+		{s.Compaction.ProtectLastMessages >= 0, "compaction.protect_last_messages", "must not be negative", nil},
+		{s.Compaction.MaxToolResultChars >= 1000, "compaction.max_tool_result_chars", "must be at least 1000", nil},
+		{s.Compaction.SummaryModel != "", "compaction.summary_model", "must not be empty", nil},
+		{s.History.RetentionDays >= 1, "history.retention_days", "must be at least 1", nil},
+		{s.History.MaxBytes >= mib, "history.max_bytes", "must be at least 1048576 (1 MiB)", nil},
+		{s.App.Language == "en" || s.App.Language == "zh-CN", "app.language", "must be en or zh-CN", nil},
+	}
+	for _, c := range checks {
+		if !c.ok {
+			return &ValidationError{Field: c.field, Message: fmt.Sprintf(c.msgf, c.args...)}
+		}
+	}
+	for i, m := range p.ModelMap {
+		if m.Pattern == "" || m.Model == "" {
+			return &ValidationError{Field: "proxy.model_map", Message: fmt.Sprintf("entry %d: pattern and model must not be empty", i+1)}
+		}
+	}
+	for _, pattern := range sortedKeys(p.ContextLimits) { // sorted, so the reported entry is stable
+		if pattern == "" {
+			return &ValidationError{Field: "proxy.context_limits", Message: "model pattern must not be empty"}
+		}
+		if p.ContextLimits[pattern] <= 0 {
+			return &ValidationError{Field: "proxy.context_limits." + pattern, Message: "must be greater than 0"}
+		}
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

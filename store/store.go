@@ -1,0 +1,219 @@
+// Package store keeps Longhaul's state in one SQLite file: settings, accounts and (later) history.
+// Every exported method is its own transaction boundary, and times come from Store.Now.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// ErrNotFound is returned (wrapped) when a row or a map entry does not exist.
+var ErrNotFound = errors.New("not found")
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Store is an open Longhaul database. It is safe for concurrent use, including by several
+// processes on the same file (the desktop app and the CLI).
+type Store struct {
+	// Now returns the current time; stored times are its value in UTC. Open sets it to time.Now.
+	Now func() time.Time
+	// Logger receives warnings such as ignored corrupt settings. If nil, slog.Default() is used.
+	Logger *slog.Logger
+
+	db *sql.DB
+}
+
+// Open opens (creating if needed) the database at path and brings its schema up to date.
+// The parent directory is created 0700 and the file kept at 0600, because it holds secrets.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if err := prepareFile(path); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	dsn, err := dataSourceName(path)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	st := &Store{Now: time.Now, db: db}
+	if err := st.migrate(ctx); err != nil {
+		return nil, errors.Join(fmt.Errorf("open store: %w", err), db.Close())
+	}
+	return st, nil
+}
+
+// Close closes the database. Cancel any Watch first.
+func (st *Store) Close() error {
+	return st.db.Close()
+}
+
+func (st *Store) now() string {
+	return formatTime(st.Now())
+}
+
+func (st *Store) logger() *slog.Logger {
+	if st.Logger != nil {
+		return st.Logger
+	}
+	return slog.Default()
+}
+
+// prepareFile creates the file ourselves so that SQLite never creates it with the umask's
+// wider default, and narrows an existing file that someone made group/world readable.
+func prepareFile(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		return f.Close()
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if info.Mode().Perm()&0o077 != 0 {
+		return os.Chmod(path, 0o600)
+	}
+	return nil
+}
+
+// dataSourceName builds a URI filename. The pragmas sit in the DSN so that every pooled
+// connection gets them; _txlock=immediate makes write transactions take the lock at BEGIN, so a
+// read-then-write transaction waits (busy_timeout) instead of failing with SQLITE_BUSY when the
+// CLI writes at the same moment.
+func dataSourceName(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	p := filepath.ToSlash(abs)
+	if !strings.HasPrefix(p, "/") { // Windows: SQLite expects file:/C:/...
+		p = "/" + p
+	}
+	// Characters that mean something in a URI must be escaped in the path.
+	p = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(p)
+	return "file:" + p + "?_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)" +
+		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate", nil
+}
+
+// migrate applies the embedded migrations in lexical order, each in its own transaction
+// together with its schema_migrations row, so a crash never leaves one half applied.
+func (st *Store) migrate(ctx context.Context) error {
+	if _, err := st.db.ExecContext(ctx,
+		`CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT)`); err != nil {
+		return fmt.Errorf("create schema_migrations: %w", err)
+	}
+	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	slices.Sort(names)
+	for _, path := range names {
+		name := strings.TrimPrefix(path, "migrations/")
+		if err := st.applyMigration(ctx, name, path); err != nil {
+			return fmt.Errorf("migrate %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func (st *Store) applyMigration(ctx context.Context, name, path string) error {
+	body, err := migrationFiles.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	tx, err := st.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer st.rollback(tx)
+	// Checked inside the write transaction: two processes opening a fresh file at once must not
+	// both apply the same migration.
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE name = ?`, name).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)`, name, st.now()); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// rollback is deferred after BeginTx; after a successful Commit it is a no-op returning
+// sql.ErrTxDone, which is the only error worth ignoring here.
+func (st *Store) rollback(tx *sql.Tx) {
+	if err := tx.Rollback(); err != nil && !errors.Is(err, sql.ErrTxDone) {
+		st.logger().Warn("store: rollback failed", "err", err)
+	}
+}
+
+// Watch calls onChange whenever another connection — usually another process such as the CLI —
+// has committed to the database, polling PRAGMA data_version every `every`. It blocks until ctx
+// is done. Commits made through this Store's own pool also count; a spurious reload is harmless.
+func (st *Store) Watch(ctx context.Context, every time.Duration, onChange func()) {
+	// data_version is per connection, so one connection must be held for the whole watch.
+	conn, err := st.db.Conn(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			st.logger().Warn("store: watch: cannot get a connection", "err", err)
+		}
+		return
+	}
+	defer func() {
+		if err := conn.Close(); err != nil {
+			st.logger().Warn("store: watch: close connection", "err", err)
+		}
+	}()
+	// After a failed poll we cannot know what we missed, so the next good one reports a change.
+	last, known, failed := int64(0), false, false
+	poll := func() {
+		var v int64
+		if err := conn.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&v); err != nil {
+			if ctx.Err() == nil {
+				st.logger().Warn("store: watch: read data_version", "err", err)
+				failed = true
+			}
+			return
+		}
+		if known && (v != last || failed) {
+			onChange()
+		}
+		last, known, failed = v, true, false
+	}
+	poll()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			poll()
+		}
+	}
+}
