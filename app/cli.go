@@ -59,7 +59,8 @@ func (c *CLI) Run(ctx context.Context, args []string) error {
 		fs.StringVar(&label, "label", "", "a name to tell accounts apart")
 		fs.StringVar(&kind, "kind", store.KindAnthropic, "provider kind")
 	}
-	if err := fs.Parse(args[2:]); err != nil {
+	rest, err := parseInterspersed(fs, args[2:])
+	if err != nil {
 		return ErrUsage
 	}
 	st, err := c.Open(ctx, *dataDir)
@@ -67,7 +68,6 @@ func (c *CLI) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer st.Close() //nolint:errcheck // read-mostly; writes committed already
-	rest := fs.Args()
 	switch args[0] + " " + args[1] {
 	case "account add":
 		if key == "-" {
@@ -152,6 +152,23 @@ func (c *CLI) Run(ctx context.Context, args []string) error {
 		return c.usage()
 	}
 	return nil
+}
+
+// parseInterspersed accepts flags before, between and after positional
+// arguments (`settings set KEY VALUE --data-dir D`), which flag.Parse does not.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
 }
 
 func (c *CLI) usage() error {
