@@ -35,6 +35,13 @@ func main() {
 }
 
 func run(args []string) int {
+	if app.GeneratingBindings {
+		if err := app.GenerateBindings(); err != nil {
+			fmt.Fprintln(os.Stderr, "generate bindings:", err)
+			return 1
+		}
+		return 0
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	fl := flag.NewFlagSet("longhaul", flag.ContinueOnError)
 	var (

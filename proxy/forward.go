@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,24 +28,20 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, ro
 		UserAgent: r.UserAgent(), RemoteAddr: r.RemoteAddr, Start: s.now(),
 	}
 	w.Header().Set("Longhaul-Request-Id", ex.ID)
-	var body []byte
+	var body *requestBody
 	if hasBody {
+		var peek anthropic.Peek
 		var e *Error
-		if body, e = readBody(r, cfg.MaxBodyBytes); e != nil {
+		body, peek, e = s.readBody(r, cfg.MaxBodyBytes)
+		if e != nil {
 			s.finish(ex, e.Status, e)
 			if e.Status != statusClientClosed {
 				writeError(w, e)
 			}
 			return
 		}
-		ex.BytesIn = int64(len(body))
-		peek, err := anthropic.PeekRequest(body)
-		if err != nil {
-			e := newError(http.StatusBadRequest, errInvalidRequest, "malformed JSON request body: "+err.Error())
-			s.finish(ex, e.Status, e)
-			writeError(w, e)
-			return
-		}
+		defer body.release()
+		ex.BytesIn = int64(len(body.buf))
 		ex.Model, ex.SessionID = peek.Model, sessionID(peek.UserID)
 		ex.Stream = route == "messages" && peek.Stream
 	}
@@ -168,7 +163,7 @@ var errFirstEventTimeout = errors.New("upstream sent no response in time")
 // attempt sends the request to one account. It returns a failure when nothing
 // was written to the client (so another account may be tried); committed
 // reports that the response started, after which errors go in-band.
-func (s *Server) attempt(w http.ResponseWriter, r *http.Request, cfg *Config, ex *Exchange, acct Account, body []byte) (fail *upstreamFailure, committed bool) {
+func (s *Server) attempt(w http.ResponseWriter, r *http.Request, cfg *Config, ex *Exchange, acct Account, body *requestBody) (fail *upstreamFailure, committed bool) {
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
 	// The timeout covers the wait for the first event of a stream, or the
@@ -196,27 +191,28 @@ func (s *Server) attempt(w http.ResponseWriter, r *http.Request, cfg *Config, ex
 		return &upstreamFailure{status: resp.StatusCode, header: resp.Header, body: b}, false
 	}
 	if isEventStream(resp.Header) {
-		return s.relayStream(ctx, w, cfg, ex, resp, deadline)
+		return s.relayStream(ctx, w, cfg, ex, resp, deadline, body)
 	}
 	return s.relayBody(ctx, w, ex, resp)
 }
 
 // outboundRequest builds the upstream request from the buffered body; the
 // inbound request is never modified, so a retry can build it again.
-func outboundRequest(ctx context.Context, in *http.Request, acct Account, body []byte) (*http.Request, error) {
+func outboundRequest(ctx context.Context, in *http.Request, acct Account, body *requestBody) (*http.Request, error) {
 	url := strings.TrimRight(acct.BaseURL, "/") + in.URL.Path
 	if in.URL.RawQuery != "" {
 		url += "?" + in.URL.RawQuery
 	}
-	var rd io.Reader = http.NoBody
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	out, err := http.NewRequestWithContext(ctx, in.Method, url, rd)
+	out, err := http.NewRequestWithContext(ctx, in.Method, url, http.NoBody)
 	if err != nil {
 		return nil, fmt.Errorf("account %s: bad base URL: %w", acct.Name(), err)
 	}
-	out.ContentLength = int64(len(body))
+	if body != nil {
+		out.Body = body.reader()
+		out.ContentLength = int64(len(body.buf))
+		// Lets the Transport replay the body on a stale keep-alive connection.
+		out.GetBody = func() (io.ReadCloser, error) { return body.reader(), nil }
+	}
 	copyHeader(out.Header, in.Header)
 	for _, h := range []string{"X-Api-Key", "Authorization", "Accept-Encoding", "Content-Length", "Host", "Cookie"} {
 		out.Header.Del(h)
@@ -230,28 +226,45 @@ func outboundRequest(ctx context.Context, in *http.Request, acct Account, body [
 	return out, nil
 }
 
-// readBody buffers the request body (retries replay it) within the limit.
-func readBody(r *http.Request, limit int64) ([]byte, *Error) {
+// readBody buffers the request body within the limit (retries replay it)
+// and peeks at it while it arrives.
+func (s *Server) readBody(r *http.Request, limit int64) (*requestBody, anthropic.Peek, *Error) {
 	tooLarge := newError(http.StatusRequestEntityTooLarge, errRequestTooLarge,
 		fmt.Sprintf("request body exceeds the proxy's limit of %d bytes (proxy.max_body_bytes)", limit))
 	if r.ContentLength > limit {
-		return nil, tooLarge
+		return nil, anthropic.Peek{}, tooLarge
 	}
-	var body []byte
+	var body *requestBody
+	var peek anthropic.Peek
 	var err error
 	if r.ContentLength >= 0 {
-		body = make([]byte, r.ContentLength)
-		_, err = io.ReadFull(r.Body, body)
+		body = s.bodies.get(int(r.ContentLength))
+		peek, err = anthropic.ReadAndPeek(r.Body, body.buf)
 	} else {
-		body, err = io.ReadAll(io.LimitReader(r.Body, limit+1))
-		if err == nil && int64(len(body)) > limit {
-			return nil, tooLarge
+		// Chunked upload: size unknown, so read it all, then peek.
+		var buf []byte
+		buf, err = io.ReadAll(io.LimitReader(r.Body, limit+1))
+		if err == nil && int64(len(buf)) > limit {
+			return nil, peek, tooLarge
+		}
+		if err != nil {
+			err = &anthropic.ReadError{Err: err}
+		} else {
+			body = s.bodies.get(len(buf))
+			copy(body.buf, buf)
+			peek, err = anthropic.PeekRequest(body.buf)
 		}
 	}
-	if err != nil {
-		return nil, newError(statusClientClosed, "client_cancelled", "reading request body: "+err.Error())
+	if err == nil {
+		return body, peek, nil
 	}
-	return body, nil
+	if body != nil {
+		body.release()
+	}
+	if anthropic.IsSyntaxError(err) {
+		return nil, peek, newError(http.StatusBadRequest, errInvalidRequest, "malformed JSON request body: "+err.Error())
+	}
+	return nil, peek, newError(statusClientClosed, "client_cancelled", err.Error())
 }
 
 // sessionID extracts the session from metadata.user_id. Claude Code sends

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -389,3 +390,54 @@ func TestNoCORSGrant(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Pooled body buffers must never be reused while any reader (a retry, or the
+// Transport finishing a write) still holds them.
+func TestPooledBodiesSurviveConcurrencyAndRetries(t *testing.T) {
+	f := newFixture(t, Config{})
+	flaky := proxytest.NewUpstream()
+	defer flaky.Close()
+	flaky.SetDefault(proxytest.Overloaded())
+	f.srv.SetAccounts([]Account{
+		{ID: 1, BaseURL: flaky.URL, Secret: "sk-aaaaaaaaaaaa", Enabled: true},
+		{ID: 2, BaseURL: f.up.URL, Secret: "sk-bbbbbbbbbbbb", Enabled: true},
+	})
+	f.up.SetDefault(proxytest.Reply{Message: proxytest.TextMessage("", "ok")})
+	const n = 48
+	sent := make(map[string]bool, n)
+	bodies := make([]string, n)
+	for i := range bodies {
+		bodies[i] = `{"model":"m","i":` + strconv.Itoa(i) + `,"pad":"` + strings.Repeat(string(rune('a'+i%26)), 1000+i*7919%60000) + `"}`
+		sent[bodies[i]] = true
+	}
+	errs := make(chan error, n)
+	for _, b := range bodies {
+		go func() {
+			resp, err := http.Post(f.front.URL+"/v1/messages", "application/json", strings.NewReader(b))
+			if err == nil {
+				_, err = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					err = fmt.Errorf("status %d", resp.StatusCode)
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, up := range []*proxytest.Upstream{flaky, f.up} {
+		got := up.Requests()
+		if len(got) != n {
+			t.Fatalf("upstream got %d requests; want %d", len(got), n)
+		}
+		for _, r := range got {
+			if !sent[string(r.Body)] {
+				t.Fatalf("upstream received a body the client never sent (%d bytes): buffer reused too early", len(r.Body))
+			}
+		}
+	}
+}

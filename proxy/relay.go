@@ -16,7 +16,7 @@ import (
 // relayStream forwards an SSE reply event by event. Headers are committed only
 // once the first event arrived, so an upstream that fails before it can still
 // be retried elsewhere; after that, failures become an in-band error event.
-func (s *Server) relayStream(ctx context.Context, w http.ResponseWriter, cfg *Config, ex *Exchange, resp *http.Response, deadline *time.Timer) (*upstreamFailure, bool) {
+func (s *Server) relayStream(ctx context.Context, w http.ResponseWriter, cfg *Config, ex *Exchange, resp *http.Response, deadline *time.Timer, body *requestBody) (*upstreamFailure, bool) {
 	events := make(chan readResult)
 	done := make(chan struct{})
 	exited := make(chan struct{})
@@ -56,6 +56,11 @@ func (s *Server) relayStream(ctx context.Context, w http.ResponseWriter, cfg *Co
 		return &upstreamFailure{err: err}, false
 	}
 
+	// Committed: no retry can need the request body any more, and a stream may
+	// run for minutes, so let its buffer go now.
+	if body != nil {
+		body.release()
+	}
 	flusher := http.NewResponseController(w)
 	copyHeader(w.Header(), resp.Header)
 	w.Header().Del("Content-Length")

@@ -43,6 +43,7 @@ type Server struct {
 	log       *slog.Logger
 	now       func() time.Time
 	pool      *Pool
+	bodies    bodyPool
 	handler   http.Handler
 
 	cfg      atomic.Pointer[Config]

@@ -9,7 +9,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/bits"
+	"unicode/utf8"
 )
 
 // Peek is what the proxy reads from a request body before forwarding it.
@@ -37,10 +39,38 @@ const maxDepth = 512
 // colons, literals, numbers) everywhere; string contents are checked only in
 // the fields it reads, and the upstream still validates the rest.
 func PeekRequest(body []byte) (Peek, error) {
-	s := scanner{b: body}
+	return peek(&scanner{b: body, n: len(body)})
+}
+
+// ReadError is a failure to read the body (the client went away), as opposed
+// to a body that is not valid JSON.
+type ReadError struct{ Err error }
+
+func (e *ReadError) Error() string { return "read request body: " + e.Err.Error() }
+func (e *ReadError) Unwrap() error { return e.Err }
+
+// ReadAndPeek fills body (sized to the request's Content-Length) from r while
+// peeking at it: the scan consumes each chunk as it arrives. On success the
+// whole body has been read; it stops early only at malformed JSON. A failed
+// or short read is a *ReadError.
+func ReadAndPeek(r io.Reader, body []byte) (Peek, error) {
+	s := &scanner{b: body, r: r}
+	p, err := peek(s)
+	switch {
+	case s.readErr != nil:
+		return p, &ReadError{s.readErr}
+	case err != nil:
+		return p, err
+	case s.n < len(body):
+		return p, &ReadError{io.ErrUnexpectedEOF}
+	}
+	return p, nil
+}
+
+func peek(s *scanner) (Peek, error) {
 	var p Peek
 	s.ws()
-	if s.i >= len(s.b) {
+	if !s.more() {
 		return p, s.fail("empty body; expected a JSON object")
 	}
 	if s.b[s.i] != '{' {
@@ -64,9 +94,9 @@ func PeekRequest(body []byte) (Peek, error) {
 			}
 			return nil
 		case "metadata":
-			if s.i < len(s.b) && s.b[s.i] == '{' {
+			if s.more() && s.b[s.i] == '{' {
 				return s.object(1, func(key []byte) error {
-					if string(key) == "user_id" && s.i < len(s.b) && s.b[s.i] == '"' {
+					if string(key) == "user_id" && s.more() && s.b[s.i] == '"' {
 						v, err := s.stringValue("metadata.user_id")
 						p.UserID = v
 						return err
@@ -82,21 +112,46 @@ func PeekRequest(body []byte) (Peek, error) {
 		return p, err
 	}
 	s.ws()
-	if s.i != len(s.b) {
+	if s.more() {
 		return p, s.fail("unexpected data after the JSON object")
 	}
 	return p, nil
 }
 
+// scanner walks b[:n]. When it needs a byte past n it reads more from r into
+// b, so scanning overlaps the body's arrival instead of following it.
 type scanner struct {
-	b []byte
-	i int
+	b       []byte
+	i, n    int
+	r       io.Reader
+	readErr error
+}
+
+// more reports whether b[i] is available, reading more input if needed.
+func (s *scanner) more() bool { return s.i < s.n || s.fill() }
+
+// fill reads at least one more byte into b; false at the end of input.
+func (s *scanner) fill() bool {
+	for s.r != nil && s.n < len(s.b) {
+		m, err := s.r.Read(s.b[s.n:])
+		s.n += m
+		if err != nil {
+			if err != io.EOF {
+				s.readErr = err
+			}
+			s.r = nil
+		}
+		if m > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *scanner) fail(msg string) error { return &SyntaxError{Offset: s.i, Msg: msg} }
 
 func (s *scanner) ws() {
-	for s.i < len(s.b) {
+	for s.more() {
 		switch s.b[s.i] {
 		case ' ', '\t', '\n', '\r':
 			s.i++
@@ -114,12 +169,12 @@ func (s *scanner) object(depth int, member func(key []byte) error) error {
 	}
 	s.i++ // '{'
 	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == '}' {
+	if s.more() && s.b[s.i] == '}' {
 		s.i++
 		return nil
 	}
 	for {
-		if s.i >= len(s.b) || s.b[s.i] != '"' {
+		if !s.more() || s.b[s.i] != '"' {
 			return s.fail("expected a string key")
 		}
 		start := s.i + 1
@@ -128,7 +183,7 @@ func (s *scanner) object(depth int, member func(key []byte) error) error {
 		}
 		key := s.b[start : s.i-1]
 		s.ws()
-		if s.i >= len(s.b) || s.b[s.i] != ':' {
+		if !s.more() || s.b[s.i] != ':' {
 			return s.fail("expected ':' after object key")
 		}
 		s.i++
@@ -137,7 +192,7 @@ func (s *scanner) object(depth int, member func(key []byte) error) error {
 			return err
 		}
 		s.ws()
-		if s.i >= len(s.b) {
+		if !s.more() {
 			return s.fail("unexpected end of JSON in object")
 		}
 		switch s.b[s.i] {
@@ -159,7 +214,7 @@ func (s *scanner) array(depth int) error {
 	}
 	s.i++ // '['
 	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == ']' {
+	if s.more() && s.b[s.i] == ']' {
 		s.i++
 		return nil
 	}
@@ -168,7 +223,7 @@ func (s *scanner) array(depth int) error {
 			return err
 		}
 		s.ws()
-		if s.i >= len(s.b) {
+		if !s.more() {
 			return s.fail("unexpected end of JSON in array")
 		}
 		switch s.b[s.i] {
@@ -186,7 +241,7 @@ func (s *scanner) array(depth int) error {
 
 // value skips any JSON value, validating its structure.
 func (s *scanner) value(depth int) error {
-	if s.i >= len(s.b) {
+	if !s.more() {
 		return s.fail("unexpected end of JSON; expected a value")
 	}
 	switch c := s.b[s.i]; {
@@ -206,7 +261,9 @@ func (s *scanner) value(depth int) error {
 }
 
 func (s *scanner) literal(lit string) bool {
-	if bytes.HasPrefix(s.b[s.i:], []byte(lit)) {
+	for s.n-s.i < len(lit) && s.fill() {
+	}
+	if bytes.HasPrefix(s.b[s.i:s.n], []byte(lit)) {
 		s.i += len(lit)
 		return true
 	}
@@ -216,14 +273,21 @@ func (s *scanner) literal(lit string) bool {
 // skipString moves past a string starting at '"'. Escaped quotes are found by
 // counting the backslashes before each candidate quote.
 func (s *scanner) skipString() error {
-	i := s.i + 1
+	start := s.i + 1
+	i := start
 	for {
-		end := indexQuote(s.b, i)
+		end := indexQuote(s.b[:s.n], i)
 		if end < 0 {
-			return s.fail("unterminated string")
+			// The closing quote may not have arrived yet.
+			i = s.n
+			if !s.fill() {
+				s.i = s.n
+				return s.fail("unterminated string")
+			}
+			continue
 		}
 		backslashes := 0
-		for k := end - 1; k >= i && s.b[k] == '\\'; k-- {
+		for k := end - 1; k >= start && s.b[k] == '\\'; k-- {
 			backslashes++
 		}
 		if backslashes%2 == 0 {
@@ -256,7 +320,7 @@ func indexQuote(b []byte, i int) int {
 
 // stringValue reads a string value fully (it is small: a model name or id).
 func (s *scanner) stringValue(field string) (string, error) {
-	if s.i >= len(s.b) {
+	if !s.more() {
 		return "", s.fail("unexpected end of JSON; expected a value")
 	}
 	if s.b[s.i] != '"' {
@@ -270,7 +334,9 @@ func (s *scanner) stringValue(field string) (string, error) {
 		return "", err
 	}
 	raw := s.b[start:s.i]
-	if bytes.IndexByte(raw, '\\') < 0 {
+	// Fast path for the usual plain string; escapes and invalid UTF-8 (which
+	// encoding/json replaces with U+FFFD) take the decoder.
+	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
 		return string(raw[1 : len(raw)-1]), nil
 	}
 	var v string
@@ -287,27 +353,27 @@ func (s *scanner) number() error {
 	}
 	digits := func() int {
 		n := 0
-		for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+		for s.more() && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
 			s.i++
 			n++
 		}
 		return n
 	}
-	if s.i < len(s.b) && s.b[s.i] == '0' {
+	if s.more() && s.b[s.i] == '0' {
 		s.i++
 	} else if digits() == 0 {
 		s.i = start
 		return s.fail("invalid number")
 	}
-	if s.i < len(s.b) && s.b[s.i] == '.' {
+	if s.more() && s.b[s.i] == '.' {
 		s.i++
 		if digits() == 0 {
 			return s.fail("invalid number: digits expected after '.'")
 		}
 	}
-	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+	if s.more() && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
 		s.i++
-		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
+		if s.more() && (s.b[s.i] == '+' || s.b[s.i] == '-') {
 			s.i++
 		}
 		if digits() == 0 {

@@ -1,10 +1,14 @@
 package anthropic
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"longhaul/proxy/proxytest"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 func TestPeekRequest(t *testing.T) {
@@ -54,6 +58,13 @@ func FuzzPeekRequest(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		got, err := PeekRequest(body)
+		// Scanning while reading, in any chunking, must agree with the whole buffer.
+		for _, r := range []io.Reader{iotest.OneByteReader(bytes.NewReader(body)), iotest.HalfReader(bytes.NewReader(body))} {
+			chunked, cerr := ReadAndPeek(r, make([]byte, len(body)))
+			if chunked != got || (cerr == nil) != (err == nil) {
+				t.Fatalf("ReadAndPeek(%q) = %+v, %v; PeekRequest = %+v, %v", body, chunked, cerr, got, err)
+			}
+		}
 		var m map[string]json.RawMessage
 		if json.Unmarshal(body, &m) != nil || m == nil {
 			return
@@ -84,6 +95,25 @@ func FuzzPeekRequest(f *testing.F) {
 			t.Fatalf("PeekRequest(%q) = %+v; want %+v", body, got, want)
 		}
 	})
+}
+
+func TestReadAndPeekReadErrors(t *testing.T) {
+	body := []byte(`{"model":"m","stream":true}`)
+	// Client sent fewer bytes than it announced.
+	_, err := ReadAndPeek(bytes.NewReader(body), make([]byte, len(body)+10))
+	var re *ReadError
+	if !errors.As(err, &re) {
+		t.Errorf("short body: error %v; want *ReadError", err)
+	}
+	// Connection dropped mid-body: a read error, not a syntax error.
+	_, err = ReadAndPeek(iotest.DataErrReader(io.MultiReader(bytes.NewReader(body[:10]), iotest.ErrReader(io.ErrClosedPipe))), make([]byte, len(body)))
+	if !errors.As(err, &re) || IsSyntaxError(err) {
+		t.Errorf("dropped connection: error %v; want *ReadError", err)
+	}
+	p, err := ReadAndPeek(iotest.OneByteReader(bytes.NewReader(body)), make([]byte, len(body)))
+	if err != nil || p.Model != "m" || !p.Stream {
+		t.Errorf("one byte at a time = %+v, %v", p, err)
+	}
 }
 
 func BenchmarkPeekRequest800KB(b *testing.B) {

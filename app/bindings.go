@@ -1,0 +1,16 @@
+package app
+
+import (
+	"github.com/wailsapp/wails/v2"
+	"github.com/wailsapp/wails/v2/pkg/options"
+)
+
+// GeneratingBindings is true when `wails generate module` (build tag
+// "bindings") runs this binary only to read the bound facades.
+const GeneratingBindings = generatingBindings
+
+// GenerateBindings lets Wails inspect the bound facades without opening a
+// store or starting the proxy.
+func GenerateBindings() error {
+	return wails.Run(&options.App{Bind: []any{&System{}}})
+}
