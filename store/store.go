@@ -175,6 +175,8 @@ func (st *Store) rollback(tx *sql.Tx) {
 // Watch calls onChange whenever another connection — usually another process such as the CLI —
 // has committed to the database, polling PRAGMA data_version every `every`. It blocks until ctx
 // is done. Commits made through this Store's own pool also count; a spurious reload is harmless.
+// onChange is also called once as soon as the watch is established: a commit that landed between
+// the caller's last read and that moment would otherwise never be reported.
 func (st *Store) Watch(ctx context.Context, every time.Duration, onChange func()) {
 	// data_version is per connection, so one connection must be held for the whole watch.
 	conn, err := st.db.Conn(ctx)
@@ -200,7 +202,7 @@ func (st *Store) Watch(ctx context.Context, every time.Duration, onChange func()
 			}
 			return
 		}
-		if known && (v != last || failed) {
+		if !known || v != last || failed {
 			onChange()
 		}
 		last, known, failed = v, true, false

@@ -33,7 +33,15 @@ func startWatch(t *testing.T, st *Store) (*atomic.Int32, func()) {
 		cancel()
 		<-done
 	})
-	time.Sleep(3 * watchEvery) // let the first poll take its baseline
+	// The first call reports that the watch is established (its baseline taken).
+	deadline := time.Now().Add(2 * time.Second)
+	for changes.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("Watch did not report that it was established")
+		}
+		time.Sleep(watchEvery)
+	}
+	changes.Store(0)
 	return &changes, stop
 }
 
@@ -71,6 +79,35 @@ func TestWatch(t *testing.T) {
 			t.Errorf("onChange called %d times without writes; want 0", n)
 		}
 		stop()
+	})
+	t.Run("a write before the baseline is not missed", func(t *testing.T) {
+		// Whatever lands before Watch takes its baseline is covered by the
+		// call that reports the watch established.
+		app, path := openTemp(t)
+		cli, _ := openAt(t, path)
+		if _, err := cli.SetSetting(context.Background(), "proxy.port", "9401"); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		seen := make(chan string, 1)
+		go app.Watch(ctx, watchEvery, func() {
+			v, err := app.GetSetting(ctx, "proxy.port")
+			if err == nil {
+				select {
+				case seen <- v:
+				default:
+				}
+			}
+		})
+		select {
+		case v := <-seen:
+			if v != "9401" {
+				t.Errorf("first onChange read proxy.port = %q; want 9401", v)
+			}
+		case <-time.After(2 * time.Second):
+			t.Fatal("Watch never called onChange")
+		}
 	})
 	t.Run("returns when cancelled", func(t *testing.T) {
 		app, _ := openTemp(t)
