@@ -89,12 +89,15 @@ func run(args []string) int {
 	}
 	defer st.Close() //nolint:errcheck // every write has committed by now
 
-	srv, err := proxy.New(proxy.Config{}, proxy.Options{Logger: log})
+	// The proxy tells the app about revoked keys; the app is built after the
+	// proxy, so the hook reaches it through this variable.
+	var a *app.App
+	srv, err := proxy.New(proxy.Config{}, proxy.Options{Logger: log, OnAccountRevoked: func(id int64, reason string) { a.AccountRevoked(id, reason) }})
 	if err != nil {
 		log.Error("proxy", "err", err)
 		return 1
 	}
-	a := app.New(app.Deps{Store: st, Proxy: srv, Logger: log, Version: version, DataDir: *dataDir, Overrides: app.Overrides{Port: *port}})
+	a = app.New(app.Deps{Store: st, Proxy: srv, Logger: log, Version: version, DataDir: *dataDir, Overrides: app.Overrides{Port: *port}})
 	if err := a.Reload(ctx); err != nil {
 		log.Error("load settings", "err", err)
 		return 1

@@ -33,6 +33,13 @@ type App struct {
 
 	mu      sync.Mutex // serialises reloads and toggles
 	lastErr string     // why the proxy is not running, if it should be
+
+	revocations chan revocation // 401/403s to persist, off the request path
+}
+
+type revocation struct {
+	accountID int64
+	reason    string
 }
 
 // Deps are App's collaborators.
@@ -51,7 +58,21 @@ func New(d Deps) *App {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &App{store: d.Store, proxy: d.Proxy, log: log, version: d.Version, dataDir: d.DataDir, overrides: d.Overrides, events: NewHub()}
+	return &App{
+		store: d.Store, proxy: d.Proxy, log: log, version: d.Version, dataDir: d.DataDir,
+		overrides: d.Overrides, events: NewHub(), revocations: make(chan revocation, 64),
+	}
+}
+
+// AccountRevoked is the proxy's hook for an account an upstream refused with
+// 401/403. It never blocks: Run persists the change; the proxy has already
+// stopped using the account.
+func (a *App) AccountRevoked(accountID int64, reason string) {
+	select {
+	case a.revocations <- revocation{accountID, reason}:
+	default:
+		a.log.Warn("account disable not persisted (queue full)", "account", accountID)
+	}
 }
 
 // Events is the fan-out the UI doors subscribe to.
@@ -93,7 +114,22 @@ func (a *App) Run(ctx context.Context) {
 		})
 	})
 	wg.Go(func() { a.publishRequestCounts(ctx) })
+	wg.Go(func() { a.persistRevocations(ctx) })
 	wg.Wait()
+}
+
+func (a *App) persistRevocations(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case r := <-a.revocations:
+			a.log.Warn("upstream refused the account's key; account disabled", "account", r.accountID, "reason", r.reason)
+			if err := a.store.SetAccountEnabled(ctx, r.accountID, false, r.reason); err != nil && ctx.Err() == nil {
+				a.log.Error("persist account disable", "account", r.accountID, "err", err)
+			}
+		}
+	}
 }
 
 // publishRequestCounts tells the UI about traffic at most once a second, and

@@ -16,6 +16,12 @@ func proxyConfig(s store.Settings, o Overrides) proxy.Config {
 		MaxBodyBytes:   s.Proxy.MaxBodyBytes,
 		RequestTimeout: time.Duration(s.Proxy.RequestTimeout),
 		MaxAttempts:    s.Proxy.Rotation.MaxAttempts,
+		Policy:         s.Proxy.Rotation.Policy,
+		// The setting says "on"; the proxy's zero value is on too.
+		NoSessionAffinity: !s.Proxy.Rotation.SessionAffinity,
+	}
+	for _, m := range s.Proxy.ModelMap {
+		cfg.ModelMap = append(cfg.ModelMap, proxy.ModelMapping{Pattern: m.Pattern, Model: m.Model, Account: m.Account})
 	}
 	if o.Port != 0 {
 		cfg.Port = o.Port
@@ -29,6 +35,7 @@ func proxyAccounts(accounts []store.Account) []proxy.Account {
 		out = append(out, proxy.Account{
 			ID: a.ID, Label: a.Label, Kind: a.Kind, BaseURL: a.BaseURL,
 			Secret: a.Secret, Enabled: a.Enabled, Models: a.Models,
+			Priority: a.Priority, Weight: a.Weight, UpdatedAt: a.UpdatedAt,
 		})
 	}
 	return out

@@ -2,8 +2,7 @@ package proxy
 
 import (
 	"errors"
-	"slices"
-	"sync"
+	"time"
 )
 
 // Account is an upstream credential the proxy can forward to.
@@ -14,7 +13,12 @@ type Account struct {
 	BaseURL string // e.g. https://api.anthropic.com
 	Secret  string
 	Enabled bool
-	Models  []string // allow-list; empty means any model
+	Models  []string // allow-list (exact names or * patterns); empty means any model
+	// Priority orders fill-first (higher first); Weight drives the weighted policy.
+	Priority, Weight int
+	// UpdatedAt is when the user last changed the account; a change after the
+	// proxy disabled it (401/403) is the user re-enabling it.
+	UpdatedAt time.Time
 }
 
 // MaskedSecret shows enough of a secret to recognise it and no more.
@@ -41,94 +45,15 @@ type Pick struct {
 	Exclude []int64
 }
 
-// Selector chooses one account among the candidates that are usable for the
-// pick; ok is false when none fits. The rotation issue adds policies here.
-type Selector interface {
-	Select(candidates []Account, pick Pick) (Account, bool)
-}
-
-// FirstAvailable picks the first candidate: the order accounts were given in.
-type FirstAvailable struct{}
-
-// Select implements Selector.
-func (FirstAvailable) Select(candidates []Account, _ Pick) (Account, bool) {
-	if len(candidates) == 0 {
-		return Account{}, false
-	}
-	return candidates[0], true
-}
-
-var _ Selector = FirstAvailable{}
-
 // ErrNoAccount means no account can serve the request; *NoAccountError says why.
 var ErrNoAccount = errors.New("no usable upstream account")
 
-// Pool holds the accounts and applies the Selector to the usable ones.
-type Pool struct {
-	selector Selector
-
-	mu       sync.RWMutex
-	accounts []Account
+// NoAccountError explains why no account was picked and, when accounts are
+// only cooling down, how long until the soonest is back.
+type NoAccountError struct {
+	Reason     string
+	RetryAfter time.Duration
 }
-
-// NewPool returns an empty pool; a nil selector means FirstAvailable.
-func NewPool(selector Selector) *Pool {
-	if selector == nil {
-		selector = FirstAvailable{}
-	}
-	return &Pool{selector: selector}
-}
-
-// SetAccounts replaces the accounts; requests already forwarded are unaffected.
-func (p *Pool) SetAccounts(accounts []Account) {
-	cp := make([]Account, len(accounts))
-	copy(cp, accounts)
-	p.mu.Lock()
-	p.accounts = cp
-	p.mu.Unlock()
-}
-
-// Accounts returns a copy of the configured accounts.
-func (p *Pool) Accounts() []Account {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	return slices.Clone(p.accounts)
-}
-
-// Pick chooses an account for the request or explains why none fits.
-func (p *Pool) Pick(pick Pick) (Account, error) {
-	p.mu.RLock()
-	accounts := p.accounts
-	p.mu.RUnlock()
-	var candidates []Account
-	enabled := 0
-	for _, a := range accounts {
-		if !a.Enabled {
-			continue
-		}
-		enabled++
-		if slices.Contains(pick.Exclude, a.ID) || (len(a.Models) > 0 && !slices.Contains(a.Models, pick.Model)) {
-			continue
-		}
-		candidates = append(candidates, a)
-	}
-	if a, ok := p.selector.Select(candidates, pick); ok {
-		return a, nil
-	}
-	switch {
-	case len(accounts) == 0:
-		return Account{}, &NoAccountError{Reason: "no upstream account is configured; add one with `longhaul account add`"}
-	case enabled == 0:
-		return Account{}, &NoAccountError{Reason: "all upstream accounts are disabled"}
-	case len(pick.Exclude) > 0:
-		return Account{}, &NoAccountError{Reason: "every usable upstream account failed this request"}
-	default:
-		return Account{}, &NoAccountError{Reason: "no enabled account serves model " + pick.Model}
-	}
-}
-
-// NoAccountError explains why no account was picked.
-type NoAccountError struct{ Reason string }
 
 func (e *NoAccountError) Error() string { return e.Reason }
 func (e *NoAccountError) Unwrap() error { return ErrNoAccount }

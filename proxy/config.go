@@ -26,6 +26,13 @@ type Config struct {
 	// KeepAlive is how long a stream may be idle before the proxy writes an
 	// SSE comment; 0 means 15 s.
 	KeepAlive time.Duration
+	// Policy is the rotation policy (PolicyRoundRobin, …); "" means round-robin.
+	Policy string
+	// NoSessionAffinity turns off keeping a session on one account (on by
+	// default: upstream prompt caches are per account).
+	NoSessionAffinity bool
+	// ModelMap rewrites client model names to upstream ones.
+	ModelMap []ModelMapping
 }
 
 const (
@@ -77,6 +84,14 @@ func (c Config) Validate() error {
 	}
 	if c.Bind != "localhost" && net.ParseIP(c.Bind) == nil {
 		return fmt.Errorf("bind address %q is not an IP address", c.Bind)
+	}
+	if _, err := NewSelector(c.Policy); err != nil {
+		return err
+	}
+	for i, m := range c.ModelMap {
+		if m.Pattern == "" || m.Model == "" {
+			return fmt.Errorf("model map entry %d: pattern and model are required", i+1)
+		}
 	}
 	if !c.Loopback() && c.ClientKey == "" {
 		return fmt.Errorf("bind %s: %w", c.Bind, ErrClientKeyRequired)

@@ -1,6 +1,9 @@
 package proxy
 
-import "time"
+import (
+	"net/http"
+	"time"
+)
 
 // Exchange is the record of one client request: what came in, where it went,
 // how every attempt ended and what came back. It never holds a secret.
@@ -37,7 +40,21 @@ type Exchange struct {
 	BytesIn  int64
 	BytesOut int64
 
-	abort bool // the reply broke off mid-body: the connection must be aborted
+	abort     bool        // the reply broke off mid-body: the connection must be aborted
+	rateLimit http.Header // the reply's anthropic-ratelimit-* headers, for the quota view
+}
+
+// outcome is what a committed exchange says about its account: a stream that
+// failed after its first byte still counts against the account.
+func (ex *Exchange) outcome() Outcome {
+	o := Outcome{Kind: OutcomeSuccess, Header: ex.rateLimit, Tokens: ex.Usage.InputTokens + ex.Usage.OutputTokens}
+	if ex.StreamOutcome == "upstream_error" || ex.abort {
+		o.Kind, o.Reason = OutcomeOverloaded, ex.ErrorMessage
+		if ex.ErrorType == "rate_limit_error" {
+			o.Kind = OutcomeRateLimited
+		}
+	}
+	return o
 }
 
 func (ex *Exchange) clientGone() {

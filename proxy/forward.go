@@ -49,16 +49,16 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, ro
 
 	var last *upstreamFailure
 	var exclude []int64
-	for range cfg.MaxAttempts {
-		acct, err := s.pool.Pick(Pick{Model: ex.Model, SessionID: ex.SessionID, Exclude: exclude})
+	for attempt := range cfg.MaxAttempts {
+		acct, err := s.pool.Pick(Pick{Model: ex.Model, SessionID: ex.SessionID, Exclude: exclude}, s.now())
 		if err != nil {
 			if last != nil {
 				break // pass on the last upstream failure: it says more than "no account"
 			}
 			e := newError(http.StatusServiceUnavailable, errOverloaded, err.Error())
 			var na *NoAccountError
-			if !errors.As(err, &na) {
-				e = newError(http.StatusInternalServerError, errAPI, err.Error())
+			if errors.As(err, &na) {
+				e.RetryAfter = na.RetryAfter
 			}
 			s.finish(ex, e.Status, e)
 			writeError(w, e)
@@ -67,32 +67,56 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, ro
 		att := Attempt{AccountID: acct.ID, AccountName: acct.Name(), Start: s.now()}
 		fail, committed := s.attempt(w, r, cfg, ex, acct, body)
 		att.Duration = s.now().Sub(att.Start)
-		if fail != nil {
-			att.Status, att.Error = fail.status, fail.message()
-		} else {
-			att.Status = ex.Status
-		}
-		ex.Attempts = append(ex.Attempts, att)
 		if committed || fail == nil {
+			att.Status = ex.Status
+			ex.Attempts = append(ex.Attempts, att)
 			s.finish(ex, ex.Status, nil)
+			s.pool.Report(acct.ID, ex.Model, ex.outcome(), s.now())
 			if ex.abort {
 				// Abort the connection so the client sees a truncated reply, not a complete one.
 				panic(http.ErrAbortHandler)
 			}
 			return
 		}
+		att.Status, att.Error = fail.status, fail.message()
+		ex.Attempts = append(ex.Attempts, att)
 		if r.Context().Err() != nil {
+			// The client left; the attempt says nothing about the account.
 			s.finish(ex, statusClientClosed, newError(statusClientClosed, "client_cancelled", "client closed the request"))
 			return
 		}
+		out := classify(fail.status, fail.header, fail.body, int(ex.BytesIn), s.now())
+		cooldown := s.pool.Report(acct.ID, ex.Model, out, s.now())
 		last = fail
-		if !fail.retryable() {
+		if !out.Kind.retryable() {
 			break
 		}
-		s.log.Info("upstream attempt failed", "id", ex.ID, "account", acct.Name(), "status", fail.status, "err", fail.message())
+		s.log.Info("upstream attempt failed", "id", ex.ID, "account", acct.Name(), "model", ex.Model,
+			"status", fail.status, "err", fail.message(), "cooldown", cooldown)
 		exclude = append(exclude, acct.ID)
+		if out.Kind == OutcomeOverloaded && attempt+1 < cfg.MaxAttempts && !sleepCtx(r.Context(), retryBackoff(attempt)) {
+			s.finish(ex, statusClientClosed, newError(statusClientClosed, "client_cancelled", "client closed the request"))
+			return
+		}
 	}
 	s.passOn(w, ex, last)
+}
+
+// retryBackoff is the pause before retrying after an overload: short, since
+// the next attempt goes to another account.
+func retryBackoff(attempt int) time.Duration {
+	return 50 * time.Millisecond << min(attempt, 4)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // finish records the final state of an exchange and hands it to the observer.
@@ -130,10 +154,6 @@ type upstreamFailure struct {
 	header http.Header
 	body   []byte
 	err    error
-}
-
-func (f *upstreamFailure) retryable() bool {
-	return f.status == 0 || f.status == http.StatusTooManyRequests || f.status >= 500
 }
 
 func (f *upstreamFailure) errorType() string {

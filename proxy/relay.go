@@ -66,6 +66,7 @@ func (s *Server) relayStream(ctx context.Context, w http.ResponseWriter, cfg *Co
 	w.Header().Del("Content-Length")
 	w.WriteHeader(resp.StatusCode)
 	ex.Status = resp.StatusCode
+	ex.rateLimit = rateLimitHeaders(resp.Header)
 	tap := streamTap{ex: ex}
 	keepAlive := time.NewTimer(cfg.KeepAlive)
 	defer keepAlive.Stop()
@@ -220,6 +221,7 @@ func (s *Server) relayBody(ctx context.Context, w http.ResponseWriter, ex *Excha
 	copyHeader(w.Header(), resp.Header)
 	w.WriteHeader(resp.StatusCode)
 	ex.Status = resp.StatusCode
+	ex.rateLimit = rateLimitHeaders(resp.Header)
 	ex.FirstByte = s.now()
 	tapped := &cappedBuffer{limit: maxTappedBody}
 	n, err := io.Copy(w, io.TeeReader(resp.Body, tapped))

@@ -27,8 +27,9 @@ type Options struct {
 	Transport http.RoundTripper
 	// Observer receives every exchange. If nil, exchanges are discarded.
 	Observer Observer
-	// Selector chooses among usable accounts. If nil, FirstAvailable.
-	Selector Selector
+	// OnAccountRevoked is told when a 401/403 disables an account, so the
+	// app can persist it. It must not block. If nil, nothing is told.
+	OnAccountRevoked func(accountID int64, reason string)
 	// Logger receives operational logs. If nil, logs are discarded.
 	Logger *slog.Logger
 	// Now is the clock. If nil, time.Now.
@@ -65,7 +66,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 		observer:  opts.Observer,
 		log:       opts.Logger,
 		now:       opts.Now,
-		pool:      NewPool(opts.Selector),
+		pool:      NewPool(opts.OnAccountRevoked),
 	}
 	if s.transport == nil {
 		s.transport = newTransport()
@@ -80,6 +81,9 @@ func New(cfg Config, opts Options) (*Server, error) {
 		s.now = time.Now
 	}
 	c := cfg.withDefaults()
+	if err := s.pool.Configure(c.Policy, !c.NoSessionAffinity); err != nil {
+		return nil, err
+	}
 	s.cfg.Store(&c)
 	s.handler = s.routes()
 	return s, nil
@@ -196,6 +200,9 @@ func (s *Server) Reconfigure(cfg Config) error {
 	c := cfg.withDefaults()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.pool.Configure(c.Policy, !c.NoSessionAffinity); err != nil {
+		return err
+	}
 	old := s.cfg.Load()
 	if s.srv == nil || old.Addr() == c.Addr() {
 		s.cfg.Store(&c)
