@@ -21,7 +21,7 @@ type Pool struct {
 	selector    Selector
 	policy      string
 	affinity    bool
-	health      map[healthKey]*health
+	health      map[string]map[int64]*health // model → account → health
 	revoked     map[int64]revocation
 	usage       map[int64]*usageWindow
 	quota       map[int64]quotaSnapshot
@@ -29,11 +29,6 @@ type Pool struct {
 	onRevoke    func(accountID int64, reason string)
 	scratch     []Candidate
 	leastWindow time.Duration
-}
-
-type healthKey struct {
-	account int64
-	model   string
 }
 
 type health struct {
@@ -69,7 +64,7 @@ func NewPool(onRevoke func(accountID int64, reason string)) *Pool {
 	sel, _ := NewSelector(PolicyRoundRobin) //nolint:errcheck // known policy
 	return &Pool{
 		selector: sel, policy: PolicyRoundRobin, affinity: true,
-		health: map[healthKey]*health{}, revoked: map[int64]revocation{},
+		health: map[string]map[int64]*health{}, revoked: map[int64]revocation{},
 		usage: map[int64]*usageWindow{}, quota: map[int64]quotaSnapshot{},
 		sessions: newAffinityTable(affinityCapacity, affinityTTL), onRevoke: onRevoke,
 		leastWindow: 5 * time.Minute,
@@ -134,12 +129,20 @@ func (p *Pool) Pick(pick Pick, now time.Time) (Account, error) {
 		}
 	}
 	cands := p.scratch[:0]
+	cooling := p.health[pick.Model]
+	_, needsUsage := p.selector.(leastUsed)
 	for _, a := range p.accounts {
-		if p.usableLocked(a, pick.Model) && !slices.Contains(pick.Exclude, a.ID) && !p.coolingLocked(a.ID, pick.Model, now) {
-			u := p.usageLocked(a.ID)
-			req, tok, _ := u.sum(now, p.leastWindow)
-			cands = append(cands, Candidate{Account: a, Requests: req, Tokens: tok})
+		if !p.usableLocked(a, pick.Model) || slices.Contains(pick.Exclude, a.ID) {
+			continue
 		}
+		if h := cooling[a.ID]; h != nil && now.Before(h.until) {
+			continue
+		}
+		c := Candidate{Account: a}
+		if needsUsage {
+			c.Requests, c.Tokens, _ = p.usageLocked(a.ID).sum(now, p.leastWindow)
+		}
+		cands = append(cands, c)
 	}
 	p.scratch = cands
 	if len(cands) == 0 {
@@ -165,7 +168,7 @@ func (p *Pool) usableLocked(a Account, model string) bool {
 }
 
 func (p *Pool) coolingLocked(id int64, model string, now time.Time) bool {
-	h := p.health[healthKey{id, model}]
+	h := p.health[model][id]
 	return h != nil && now.Before(h.until)
 }
 
@@ -196,7 +199,7 @@ func (p *Pool) explainLocked(pick Pick, now time.Time) error {
 			continue
 		}
 		serving++
-		if h := p.health[healthKey{a.ID, pick.Model}]; h != nil && now.Before(h.until) && !slices.Contains(pick.Exclude, a.ID) {
+		if h := p.health[pick.Model][a.ID]; h != nil && now.Before(h.until) && !slices.Contains(pick.Exclude, a.ID) {
 			if soonest.IsZero() || h.until.Before(soonest) {
 				soonest, soonestName = h.until, a.Name()
 			}
@@ -230,16 +233,20 @@ func (p *Pool) Report(accountID int64, model string, o Outcome, now time.Time) t
 		p.quota[accountID] = quotaSnapshot{header: o.Header, at: now}
 	}
 	u := p.usageLocked(accountID)
-	key := healthKey{accountID, model}
+	byAccount := p.health[model]
 	switch o.Kind {
 	case OutcomeSuccess:
-		delete(p.health, key)
+		delete(byAccount, accountID)
 		u.add(now, 0, o.Tokens, 0)
 	case OutcomeRateLimited, OutcomeOverloaded:
-		h := p.health[key]
+		if byAccount == nil {
+			byAccount = map[int64]*health{}
+			p.health[model] = byAccount
+		}
+		h := byAccount[accountID]
 		if h == nil {
 			h = &health{}
-			p.health[key] = h
+			byAccount[accountID] = h
 		}
 		h.failures++
 		h.lastKind = o.Kind
@@ -301,12 +308,12 @@ func (p *Pool) Status(now time.Time) []AccountStatus {
 			st.DisabledBy = r.reason
 		}
 		st.Available = a.Enabled && st.DisabledBy == ""
-		for k, h := range p.health {
-			if k.account == a.ID && now.Before(h.until) {
+		for model, byAccount := range p.health {
+			if h := byAccount[a.ID]; h != nil && now.Before(h.until) {
 				if st.CoolingUntil == nil {
 					st.CoolingUntil = map[string]time.Time{}
 				}
-				st.CoolingUntil[k.model] = h.until
+				st.CoolingUntil[model] = h.until
 			}
 		}
 		if q, ok := p.quota[a.ID]; ok {
@@ -347,12 +354,13 @@ func (u *usageWindow) add(now time.Time, requests, tokens, errs int64) {
 	b.errors += errs
 }
 
+// sum adds up the buckets of the last window (whole minutes, at most an hour),
+// visiting only those minutes' buckets.
 func (u *usageWindow) sum(now time.Time, window time.Duration) (requests, tokens, errs int64) {
 	m := now.Unix() / 60
-	from := m - int64(window/time.Minute) + 1
-	for i := range u.buckets {
-		b := &u.buckets[i]
-		if b.minute >= from && b.minute <= m {
+	for k := range min(int64(window/time.Minute), usageBuckets) {
+		b := &u.buckets[(m-k)%usageBuckets]
+		if b.minute == m-k {
 			requests += b.requests
 			tokens += b.tokens
 			errs += b.errors

@@ -1,0 +1,238 @@
+package compact
+
+import (
+	"container/list"
+	"hash/maphash"
+	"strings"
+	"sync"
+)
+
+// Calibration defaults.
+const (
+	DefaultCalibrationAlpha = 0.2 // EMA weight of a new observation
+	MinCalibration          = 0.5
+	MaxCalibration          = 2.0
+	defaultAnchorSessions   = 1024
+)
+
+// Family names the tokenizer family of a model: calibration factors and
+// signatures are kept per family, not per model version.
+func Family(model string) string {
+	m := strings.ToLower(model)
+	if i := strings.LastIndexByte(m, '/'); i >= 0 { // "anthropic/claude-…"
+		m = m[i+1:]
+	}
+	for _, f := range []string{"claude", "gemini", "gpt", "o1", "o3", "o4", "deepseek", "qwen", "glm", "kimi"} {
+		if strings.HasPrefix(m, f) {
+			return f
+		}
+	}
+	if i := strings.IndexAny(m, "-_.:"); i > 0 {
+		return m[:i]
+	}
+	return m
+}
+
+// CalibratorOptions configures a Calibrator. The zero value uses the defaults.
+type CalibratorOptions struct {
+	Alpha          float64 // EMA weight; 0 = DefaultCalibrationAlpha
+	Min, Max       float64 // clamp range; 0 = MinCalibration / MaxCalibration
+	AnchorSessions int     // sessions with a remembered anchor; 0 = 1024
+	Estimator      Estimator
+}
+
+// Calibrator corrects the estimator with what the upstream really counted.
+// Per model family it keeps factor = real / raw estimate, smoothed (EMA) and
+// clamped; per session it keeps an anchor: the real input tokens of the
+// request last forwarded, which covers the prefix the client sends again, so
+// only the new tail needs estimating. Safe for concurrent use.
+type Calibrator struct {
+	opts CalibratorOptions
+	seed maphash.Seed
+
+	mu      sync.Mutex
+	factors map[string]float64
+	anchors map[string]*list.Element // session → *anchor in lru
+	lru     list.List
+}
+
+type anchor struct {
+	session string
+	header  uint64    // hash of every top-level member but messages
+	hashes  []uint64  // hashes[i]: running hash of messages[:i+1]
+	raws    []float64 // raws[i]: raw estimate of messages[:i+1]
+	real    int       // real input tokens of the whole request
+}
+
+// NewCalibrator returns a Calibrator with every factor at 1.
+func NewCalibrator(opts CalibratorOptions) *Calibrator {
+	if opts.Alpha <= 0 || opts.Alpha > 1 {
+		opts.Alpha = DefaultCalibrationAlpha
+	}
+	if opts.Min <= 0 {
+		opts.Min = MinCalibration
+	}
+	if opts.Max <= 0 {
+		opts.Max = MaxCalibration
+	}
+	if opts.AnchorSessions <= 0 {
+		opts.AnchorSessions = defaultAnchorSessions
+	}
+	return &Calibrator{opts: opts, seed: maphash.MakeSeed(),
+		factors: map[string]float64{}, anchors: map[string]*list.Element{}}
+}
+
+func (c *Calibrator) clamp(f float64) float64 { return min(max(f, c.opts.Min), c.opts.Max) }
+
+// Factor returns the calibration factor of a family (1 when unknown).
+func (c *Calibrator) Factor(family string) float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f, ok := c.factors[family]; ok {
+		return f
+	}
+	return 1
+}
+
+// Observe feeds one reply: raw is the raw estimate of the request forwarded,
+// real the tokens the upstream counted for it (input_tokens plus
+// cache_creation_input_tokens plus cache_read_input_tokens — the usage
+// splits one prompt three ways). It returns the new factor.
+func (c *Calibrator) Observe(family string, raw float64, real int) float64 {
+	if raw <= 0 || real <= 0 {
+		return c.Factor(family)
+	}
+	sample := c.clamp(float64(real) / raw)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f, ok := c.factors[family]
+	if !ok {
+		f = sample // the first observation beats the neutral guess
+	} else {
+		f = c.clamp(f + c.opts.Alpha*(sample-f))
+	}
+	c.factors[family] = f
+	return f
+}
+
+// Snapshot returns the factors for persisting.
+func (c *Calibrator) Snapshot() map[string]float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]float64, len(c.factors))
+	for k, v := range c.factors {
+		out[k] = v
+	}
+	return out
+}
+
+// Restore loads persisted factors, clamped; it replaces those it names.
+func (c *Calibrator) Restore(factors map[string]float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, v := range factors {
+		if v > 0 {
+			c.factors[k] = c.clamp(v)
+		}
+	}
+}
+
+// Tokens is a pressure reading.
+type Tokens struct {
+	Raw        int  // heuristic count, no margin, no calibration
+	Calibrated int  // what decisions use: calibrated (or anchored) plus margin
+	Anchored   bool // part of Calibrated is the upstream's real count
+}
+
+// Count estimates r for session and family. With an anchor whose system,
+// tools and leading messages match r, the matched prefix is taken at its real
+// count and only the rest is estimated.
+func (c *Calibrator) Count(session, family string, r *Request) Tokens {
+	e := c.opts.Estimator
+	raw := e.Raw(r)
+	factor := c.Factor(family)
+	t := Tokens{Raw: int(raw + 0.5), Calibrated: e.WithMargin(raw * factor)}
+	if session == "" {
+		return t
+	}
+	c.mu.Lock()
+	el, ok := c.anchors[session]
+	var a *anchor
+	if ok {
+		a = el.Value.(*anchor)
+	}
+	c.mu.Unlock()
+	if a == nil || a.header != c.headerHash(r) || len(a.hashes) == 0 {
+		return t
+	}
+	// Longest prefix of messages unchanged since the anchor.
+	k := 0
+	var h maphash.Hash
+	h.SetSeed(c.seed)
+	for k < len(a.hashes) && k < len(r.Messages) {
+		h.Write(r.Messages[k].Raw())
+		if h.Sum64() != a.hashes[k] {
+			break
+		}
+		k++
+	}
+	if k == 0 {
+		return t
+	}
+	// real covers the anchored request; take away the part of it that
+	// changed (at its calibrated estimate) and add what is new.
+	gone := (a.raws[len(a.raws)-1] - a.raws[k-1]) * factor
+	tail := e.Messages(r.Messages[k:]) * factor
+	anchored := float64(a.real) - gone
+	if anchored < 0 {
+		return t
+	}
+	t.Calibrated = int(anchored+0.5) + e.WithMargin(tail)
+	t.Anchored = true
+	return t
+}
+
+// SetAnchor records that r, as forwarded for session, really cost real input
+// tokens (all three usage fields summed).
+func (c *Calibrator) SetAnchor(session string, r *Request, real int) {
+	if session == "" || real <= 0 {
+		return
+	}
+	a := &anchor{session: session, header: c.headerHash(r), real: real,
+		hashes: make([]uint64, len(r.Messages)), raws: make([]float64, len(r.Messages))}
+	var h maphash.Hash
+	h.SetSeed(c.seed)
+	var sum float64
+	e := c.opts.Estimator
+	for i := range r.Messages {
+		h.Write(r.Messages[i].Raw())
+		a.hashes[i] = h.Sum64()
+		sum += e.Message(&r.Messages[i])
+		a.raws[i] = sum
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.anchors[session]; ok {
+		el.Value = a
+		c.lru.MoveToFront(el)
+		return
+	}
+	c.anchors[session] = c.lru.PushFront(a)
+	for c.lru.Len() > c.opts.AnchorSessions {
+		old := c.lru.Back()
+		c.lru.Remove(old)
+		delete(c.anchors, old.Value.(*anchor).session)
+	}
+}
+
+// headerHash covers what the anchor's count includes besides messages;
+// model, max_tokens and stream do not change the prompt and are skipped so a
+// model switch keeps the anchor.
+func (c *Calibrator) headerHash(r *Request) uint64 {
+	var h maphash.Hash
+	h.SetSeed(c.seed)
+	h.Write(r.System)
+	h.WriteByte(0)
+	h.Write(r.Tools)
+	return h.Sum64()
+}

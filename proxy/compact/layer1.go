@@ -1,0 +1,182 @@
+package compact
+
+// Layer-1 defaults (SPEC §4).
+const DefaultKeepToolRounds = 5
+
+// round is a tool round: messages[start] is an assistant message with
+// tool_use blocks, messages[start+1:end] the user messages carrying results.
+type round struct {
+	start, end int
+	ids        map[string]bool // tool_use ids of the assistant message
+	firstID    string
+	complete   bool // every tool_use answered inside the round and vice versa
+}
+
+// findRounds lists the tool rounds of msgs in order.
+func findRounds(msgs []Message) []round {
+	var out []round
+	for i := 0; i < len(msgs); i++ {
+		m := &msgs[i]
+		if m.Role != "assistant" || m.IsString {
+			continue
+		}
+		rd := round{start: i, ids: map[string]bool{}}
+		for _, b := range m.Blocks {
+			if b.Type == "tool_use" {
+				id := b.ID()
+				if rd.firstID == "" {
+					rd.firstID = id
+				}
+				rd.ids[id] = true
+			}
+		}
+		if len(rd.ids) == 0 {
+			continue
+		}
+		answered := map[string]bool{}
+		foreign := false
+		j := i + 1
+		for ; j < len(msgs) && msgs[j].Role == "user" && hasToolResult(&msgs[j]); j++ {
+			for _, b := range msgs[j].Blocks {
+				if b.Type == "tool_result" {
+					id := b.ToolUseID()
+					if rd.ids[id] {
+						answered[id] = true
+					} else {
+						foreign = true
+					}
+				}
+			}
+		}
+		rd.end = j
+		rd.complete = !foreign && len(answered) == len(rd.ids)
+		out = append(out, rd)
+		i = j - 1
+	}
+	return out
+}
+
+func hasToolResult(m *Message) bool {
+	for _, b := range m.Blocks {
+		if b.Type == "tool_result" {
+			return true
+		}
+	}
+	return false
+}
+
+// Layer1 trims old tool rounds. Cache-stable: it remembers per session where
+// it cut (the first tool_use id kept) and keeps cutting there, so the
+// forwarded prefix stays byte-identical request after request; only when the
+// trimmed request is still over the threshold does the boundary move, and
+// then in one step to the last KeepRounds rounds, not one round at a time,
+// so the prompt cache breaks as seldom as possible.
+type Layer1 struct {
+	KeepRounds int // rounds kept; 0 = DefaultKeepToolRounds
+	boundary   *memo[string]
+}
+
+// NewLayer1 returns a Layer1 remembering boundaries for up to sessions sessions.
+func NewLayer1(keepRounds, sessions int) *Layer1 {
+	if keepRounds <= 0 {
+		keepRounds = DefaultKeepToolRounds
+	}
+	return &Layer1{KeepRounds: keepRounds, boundary: newMemo[string](sessions)}
+}
+
+// Apply trims r in place and returns the number of rounds removed. over
+// reports whether a request is still above the Layer-1 threshold; nil means
+// always (trim to KeepRounds). session "" disables the remembered boundary.
+func (l *Layer1) Apply(r *Request, session string, over func(*Request) bool) int {
+	rounds := findRounds(r.Messages)
+	maxCut := len(rounds) - l.KeepRounds
+	if maxCut <= 0 {
+		return 0
+	}
+	cut := 0
+	if session != "" {
+		if id, ok := l.boundary.get(session); ok {
+			for i, rd := range rounds[:maxCut+1] {
+				if rd.firstID == id {
+					cut = i
+					break
+				}
+			}
+		}
+	}
+	orig := r.Messages
+	if cut > 0 {
+		r.Messages = removeRounds(orig, rounds[:cut])
+	}
+	if cut == 0 || over == nil || over(r) {
+		cut = maxCut
+		r.Messages = removeRounds(orig, rounds[:cut])
+	}
+	if session != "" {
+		l.boundary.put(session, rounds[cut].firstID)
+	}
+	return removedCount(rounds[:cut])
+}
+
+func removedCount(rs []round) int {
+	n := 0
+	for _, rd := range rs {
+		if rd.complete {
+			n++
+		}
+	}
+	return n
+}
+
+// removeRounds drops the complete rounds among rs (incomplete ones are left
+// alone: removing them could orphan a tool_use or tool_result). User text
+// that shared a message with a removed tool_result is kept.
+func removeRounds(msgs []Message, rs []round) []Message {
+	drop := map[int]bool{}
+	strip := map[int]map[string]bool{}
+	for _, rd := range rs {
+		if !rd.complete {
+			continue
+		}
+		drop[rd.start] = true
+		for j := rd.start + 1; j < rd.end; j++ {
+			strip[j] = rd.ids
+		}
+	}
+	out := make([]Message, 0, len(msgs))
+	for i, m := range msgs {
+		if drop[i] {
+			continue
+		}
+		if ids := strip[i]; ids != nil {
+			var keep []Block
+			for _, b := range m.Blocks {
+				if b.Type == "tool_result" && ids[b.ToolUseID()] {
+					continue
+				}
+				keep = append(keep, b)
+			}
+			if !hasContent(keep) {
+				continue
+			}
+			m.SetBlocks(keep)
+		}
+		out = append(out, m)
+	}
+	// The first message must stay a user message: drop any leading
+	// assistant turn a removal exposed.
+	for len(out) > 0 && out[0].Role == "assistant" {
+		out = out[1:]
+	}
+	return out
+}
+
+// hasContent reports whether blocks hold something besides empty text.
+func hasContent(bs []Block) bool {
+	for _, b := range bs {
+		if b.Type != "text" || b.Text() != "" {
+			return true
+		}
+	}
+	return false
+}

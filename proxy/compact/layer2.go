@@ -1,0 +1,88 @@
+package compact
+
+// Layer-2 defaults (SPEC §4).
+const (
+	DefaultProtectLastMessages = 4
+	minThinkingChars           = 10
+	elidedThinking             = "..."
+)
+
+var elidedThinkingJSON = quote(elidedThinking)
+
+// ElideThinking (Layer 2) replaces the text of signed thinking blocks longer
+// than 10 characters with "..." in assistant messages before the last
+// protect messages. The signature stays: the upstream checks the signature,
+// and the chain stays intact. Unsigned thinking is left alone (it was not
+// issued by the upstream, so nothing vouches for an edited copy). It returns
+// the number of blocks elided.
+func ElideThinking(r *Request, protect int) int {
+	if protect <= 0 {
+		protect = DefaultProtectLastMessages
+	}
+	n := 0
+	for i := 0; i < len(r.Messages)-protect; i++ {
+		m := &r.Messages[i]
+		if m.Role != "assistant" || m.IsString {
+			continue
+		}
+		var out []Block
+		for bi, b := range m.Blocks {
+			if b.Type != "thinking" || b.Signature() == "" || len([]rune(b.Thinking())) <= minThinkingChars {
+				continue
+			}
+			nb, err := b.With("thinking", elidedThinkingJSON)
+			if err != nil {
+				continue
+			}
+			if out == nil {
+				out = append([]Block(nil), m.Blocks...)
+			}
+			out[bi] = nb
+			n++
+		}
+		if out != nil {
+			m.SetBlocks(out)
+		}
+	}
+	return n
+}
+
+// Purify removes thinking and redacted_thinking blocks from every message,
+// for a model without thinking support. A message left empty is dropped;
+// the first message stays a user message. It returns the blocks removed.
+func Purify(r *Request) int {
+	n := 0
+	out := r.Messages[:0:0]
+	for _, m := range r.Messages {
+		if m.IsString {
+			out = append(out, m)
+			continue
+		}
+		var keep []Block
+		removed := 0
+		for _, b := range m.Blocks {
+			if b.Type == "thinking" || b.Type == "redacted_thinking" {
+				removed++
+				continue
+			}
+			keep = append(keep, b)
+		}
+		if removed == 0 {
+			out = append(out, m)
+			continue
+		}
+		n += removed
+		if len(keep) == 0 {
+			continue
+		}
+		m.SetBlocks(keep)
+		out = append(out, m)
+	}
+	for len(out) > 0 && out[0].Role == "assistant" {
+		out = out[1:]
+	}
+	if n > 0 {
+		r.Messages = out
+	}
+	return n
+}

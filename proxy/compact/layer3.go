@@ -1,0 +1,228 @@
+package compact
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"strings"
+)
+
+// Summarizer writes the XML summary of a conversation (Layer 3). It is
+// declared here, where it is used; HTTPSummarizer is the implementation that
+// calls an Anthropic-protocol model.
+type Summarizer interface {
+	Summarize(ctx context.Context, h History) (string, error)
+}
+
+// History is what a Summarizer summarises.
+type History struct {
+	System          json.RawMessage // the client's system prompt, for context
+	Messages        []Message
+	LatestSignature string // the last thinking signature in the history, if any
+}
+
+// ErrSummaryFailed wraps every Layer-3 failure. The proxy answers it with
+// HTTP 400 invalid_request_error and SummaryFailedMessage: forwarding an
+// over-limit request would only fail upstream less helpfully.
+var ErrSummaryFailed = errors.New("context summary failed")
+
+// SummaryFailedMessage is the client-facing text for ErrSummaryFailed.
+const SummaryFailedMessage = "The conversation is too long for the model's context window and Longhaul could not summarise it. " +
+	"Run /compact to summarise it in the client, or /clear to start over."
+
+// ContinuationPreamble opens the user message that carries the summary.
+const ContinuationPreamble = "Context has been compressed: this session ran out of room, so the earlier conversation " +
+	"is replaced by the summary below. Continue the work from where it left off.\n\n"
+
+const acknowledgement = "Understood. I have the summary of the earlier conversation and will continue from where it left off."
+
+// summaryPhrases identify a request that is itself a summary request
+// (Claude Code's /compact and auto-compact, and similar clients): Layer 3
+// must not fight the client's own compaction.
+var summaryPhrases = []string{
+	"create a detailed summary of the conversation",
+	"summary of the conversation so far",
+	"summarize the conversation",
+	"summarise the conversation",
+	"your task is to create a detailed summary",
+}
+
+// IsSummaryRequest reports whether the last user message asks for a summary
+// of the conversation. Only its text is read, not tool results.
+func IsSummaryRequest(r *Request) bool {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		m := &r.Messages[i]
+		if m.Role != "user" {
+			continue
+		}
+		t := strings.ToLower(m.Text())
+		for _, p := range summaryPhrases {
+			if strings.Contains(t, p) {
+				return true
+			}
+		}
+		return false
+	}
+	return false
+}
+
+// LatestSignature returns the signature of the last signed thinking block.
+func LatestSignature(msgs []Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		bs := msgs[i].Blocks
+		for j := len(bs) - 1; j >= 0; j-- {
+			if bs[j].Type == "thinking" {
+				if s := bs[j].Signature(); s != "" {
+					return s
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// Layer3 replaces the history with a summary fork. Summaries are cached per
+// session together with the prefix they cover: the client resends the full
+// history every time, and while that prefix is unchanged the same summary is
+// reused — one summary call per compaction point, not per request.
+type Layer3 struct {
+	summarizer Summarizer
+	seed       maphash.Seed
+	cache      *memo[summaryEntry]
+}
+
+type summaryEntry struct {
+	covers  int    // messages[:covers] are summarised
+	hash    uint64 // of those messages' bytes
+	summary string
+}
+
+// NewLayer3 returns a Layer3 that remembers summaries of up to sessions sessions.
+func NewLayer3(s Summarizer, sessions int) *Layer3 {
+	return &Layer3{summarizer: s, seed: maphash.MakeSeed(), cache: newMemo[summaryEntry](sessions)}
+}
+
+// Layer3Result reports one Layer-3 run.
+type Layer3Result struct {
+	Summarized int  // messages replaced by the summary; 0 = nothing done
+	CacheHit   bool // the summary came from the cache
+}
+
+// Apply forks r in place: [user: preamble + summary, assistant: ack, tail…].
+// The tail — the last user message, or the whole last tool round when the
+// request is inside a tool loop — stays verbatim, so a tool_use is never
+// separated from its tool_result and the last assistant turn keeps its
+// thinking. over reports whether a request is still above the threshold
+// (nil = always); a cached summary is reused unless the fork built from it is
+// still over. Summary requests are left alone.
+func (l *Layer3) Apply(ctx context.Context, r *Request, session string, over func(*Request) bool) (Layer3Result, error) {
+	if IsSummaryRequest(r) {
+		return Layer3Result{}, nil
+	}
+	msgs := r.Messages
+	tail := tailStart(msgs)
+	if tail <= forkHead(msgs) {
+		return Layer3Result{}, nil // nothing left to summarise (already a fork)
+	}
+	if e, ok := l.cache.get(session); ok && session != "" && e.covers <= tail && e.hash == l.prefixHash(msgs[:e.covers]) {
+		fork := buildFork(e.summary, msgs[e.covers:])
+		trial := *r
+		trial.Messages = fork
+		if over == nil || !over(&trial) || e.covers == tail {
+			r.Messages = fork
+			return Layer3Result{Summarized: e.covers, CacheHit: true}, nil
+		}
+		// The cached summary no longer makes enough room: summarise it
+		// together with what came after it.
+		head := fork[:len(fork)-len(msgs[e.covers:])]
+		hist := History{System: r.System, LatestSignature: LatestSignature(msgs[:tail]),
+			Messages: append(append([]Message(nil), head...), msgs[e.covers:tail]...)}
+		return l.summarize(ctx, r, session, hist, tail)
+	}
+	hist := History{System: r.System, Messages: msgs[:tail], LatestSignature: LatestSignature(msgs[:tail])}
+	return l.summarize(ctx, r, session, hist, tail)
+}
+
+func (l *Layer3) summarize(ctx context.Context, r *Request, session string, h History, tail int) (Layer3Result, error) {
+	if l.summarizer == nil {
+		return Layer3Result{}, fmt.Errorf("%w: no summary model configured", ErrSummaryFailed)
+	}
+	s, err := l.summarizer.Summarize(ctx, h)
+	if err != nil {
+		return Layer3Result{}, fmt.Errorf("%w: %w", ErrSummaryFailed, err)
+	}
+	if strings.TrimSpace(s) == "" {
+		return Layer3Result{}, fmt.Errorf("%w: the summary model returned no text", ErrSummaryFailed)
+	}
+	s = withSignature(strings.TrimSpace(s), h.LatestSignature)
+	msgs := r.Messages
+	if session != "" {
+		l.cache.put(session, summaryEntry{covers: tail, hash: l.prefixHash(msgs[:tail]), summary: s})
+	}
+	r.Messages = buildFork(s, msgs[tail:])
+	return Layer3Result{Summarized: tail}, nil
+}
+
+// withSignature makes sure the summary names the latest signature; the
+// summary model is not trusted to copy a 400-character token exactly.
+func withSignature(summary, sig string) string {
+	if sig == "" || strings.Contains(summary, "<latest_thinking_signature>"+sig+"</latest_thinking_signature>") {
+		return summary
+	}
+	return summary + "\n<latest_thinking_signature>" + sig + "</latest_thinking_signature>"
+}
+
+func (l *Layer3) prefixHash(msgs []Message) uint64 {
+	var h maphash.Hash
+	h.SetSeed(l.seed)
+	for i := range msgs {
+		h.Write(msgs[i].Raw())
+		h.WriteByte(0)
+	}
+	return h.Sum64()
+}
+
+// forkHead is the number of leading messages that are a fork's own summary
+// and acknowledgement (0 when r is not a fork), so a fork is not summarised
+// again for nothing.
+func forkHead(msgs []Message) int {
+	if len(msgs) == 0 || msgs[0].Role != "user" || !strings.HasPrefix(msgs[0].Text(), ContinuationPreamble) {
+		return 0
+	}
+	if len(msgs) > 1 && msgs[1].Role == "assistant" && msgs[1].Text() == acknowledgement {
+		return 2
+	}
+	return 1
+}
+
+// tailStart is the index of the first message kept verbatim.
+func tailStart(msgs []Message) int {
+	n := len(msgs)
+	if n == 0 {
+		return 0
+	}
+	last := n - 1
+	if msgs[last].Role == "user" && hasToolResult(&msgs[last]) {
+		for _, rd := range findRounds(msgs) {
+			if rd.start < last && last < rd.end {
+				return rd.start
+			}
+		}
+	}
+	return last
+}
+
+// buildFork is the forwarded sequence: the summary as a user turn, an
+// acknowledgement when the tail opens with a user turn (an assistant tail
+// turn follows the summary directly, so its thinking block stays first), then
+// the tail.
+func buildFork(summary string, tail []Message) []Message {
+	out := make([]Message, 0, len(tail)+2)
+	out = append(out, NewMessage("user", ContinuationPreamble+summary))
+	if len(tail) == 0 || tail[0].Role != "assistant" {
+		out = append(out, NewMessage("assistant", acknowledgement))
+	}
+	return append(out, tail...)
+}

@@ -1,0 +1,187 @@
+// Package compact keeps long sessions inside the model's context window: it
+// estimates pressure (with calibration against real usage), shrinks tool
+// results, and compacts history in layers — trim old tool rounds, elide old
+// thinking, summarise as a last resort. It works on the Anthropic Messages
+// shape only; other protocols translate into it.
+//
+// Every rewrite works on spans of the client's bytes: what is not edited is
+// re-emitted exactly, and a request that needs nothing is returned as the
+// very same slice.
+package compact
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Layer names a pipeline step in Stats and logs.
+type Layer string
+
+const (
+	LayerToolResults Layer = "tool-results"
+	LayerPurify      Layer = "purify"
+	Layer1Trim       Layer = "Layer-1"
+	Layer2Thinking   Layer = "Layer-2"
+	Layer3Summary    Layer = "Layer-3"
+)
+
+// Thresholds are pressure ratios (tokens / context window) above which each
+// layer runs.
+type Thresholds struct{ L1, L2, L3 float64 }
+
+// DefaultThresholds are SPEC §4's 0.4 / 0.55 / 0.7.
+func DefaultThresholds() Thresholds { return Thresholds{L1: 0.4, L2: 0.55, L3: 0.7} }
+
+// Validate checks 0 < L1 ≤ L2 ≤ L3 ≤ 1.
+func (t Thresholds) Validate() error {
+	if !(0 < t.L1 && t.L1 <= t.L2 && t.L2 <= t.L3 && t.L3 <= 1) {
+		return fmt.Errorf("compaction thresholds %v/%v/%v: want 0 < L1 ≤ L2 ≤ L3 ≤ 1", t.L1, t.L2, t.L3)
+	}
+	return nil
+}
+
+// Options configures a Pipeline. The zero value of each field is documented.
+type Options struct {
+	Thresholds          Thresholds        // zero = DefaultThresholds()
+	KeepToolRounds      int               // Layer 1; 0 = DefaultKeepToolRounds
+	ProtectLastMessages int               // Layer 2; 0 = DefaultProtectLastMessages
+	Compressor          CompressorOptions // zero = SPEC §5 defaults
+	Limits              *Limits           // nil = DefaultLimits()
+	Calibrator          *Calibrator       // nil = a fresh one (factors 1, no anchors)
+	Summarizer          Summarizer        // nil = Layer 3 fails with ErrSummaryFailed when needed
+	Sessions            int               // sessions whose boundary/summary are remembered; 0 = 1024
+	Now                 func() time.Time  // for Stats.Duration; nil = time.Now
+}
+
+// Pipeline runs tool-result compression, purification and Layers 1–3. It is
+// safe for concurrent use; per-session state is internally locked.
+type Pipeline struct {
+	o    Options
+	comp *Compressor
+	l1   *Layer1
+	l3   *Layer3
+}
+
+// NewPipeline returns a Pipeline; invalid thresholds fall back to the defaults.
+func NewPipeline(o Options) *Pipeline {
+	if o.Thresholds.Validate() != nil {
+		o.Thresholds = DefaultThresholds()
+	}
+	if o.Limits == nil {
+		o.Limits = DefaultLimits()
+	}
+	if o.Calibrator == nil {
+		o.Calibrator = NewCalibrator(CalibratorOptions{})
+	}
+	if o.ProtectLastMessages <= 0 {
+		o.ProtectLastMessages = DefaultProtectLastMessages
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Pipeline{o: o, comp: NewCompressor(o.Compressor),
+		l1: NewLayer1(o.KeepToolRounds, o.Sessions), l3: NewLayer3(o.Summarizer, o.Sessions)}
+}
+
+// Input is one request to compact.
+type Input struct {
+	Body       []byte   // the client's body; never modified
+	Model      string   // target model; "" = the body's model
+	Session    string   // session id; "" = no per-session state (no anchor, boundary or summary cache)
+	Betas      []string // anthropic-beta values (context-1m raises the window)
+	NoThinking bool     // the target model has no thinking support: purify
+}
+
+// Stats reports one step that changed the request.
+type Stats struct {
+	Layer        Layer
+	TokensBefore int // calibrated estimate before the step
+	TokensAfter  int
+	RawBefore    int // uncalibrated estimate, for the log
+	RawAfter     int
+	Items        int // rounds removed, thinking blocks elided, tool results compressed, messages summarised
+	Duration     time.Duration
+	CacheHit     bool // Layer 3: summary reused
+}
+
+// Result is the outcome of Run.
+type Result struct {
+	Body    []byte // the body to forward; the same slice as Input.Body when Changed is false
+	Changed bool
+	Limit   int    // context window used
+	Before  Tokens // pressure as received
+	After   Tokens // pressure as forwarded
+	Stats   []Stats
+}
+
+// Ratio is After.Calibrated / Limit.
+func (r Result) Ratio() float64 { return float64(r.After.Calibrated) / float64(max(r.Limit, 1)) }
+
+// Run compacts one request. Each layer runs only while the pressure is still
+// above its threshold after the cheaper ones ran. A Layer-3 failure returns
+// an error wrapping ErrSummaryFailed together with the Result so far.
+func (p *Pipeline) Run(ctx context.Context, in Input) (Result, error) {
+	res := Result{Body: in.Body}
+	req, err := ParseRequest(in.Body)
+	if err != nil {
+		return res, err
+	}
+	model := in.Model
+	if model == "" {
+		model = req.Model
+	}
+	family := Family(model)
+	res.Limit = p.o.Limits.For(model, in.Betas)
+	count := func(r *Request) Tokens { return p.o.Calibrator.Count(in.Session, family, r) }
+	res.Before = count(req)
+	cur := res.Before
+	step := func(layer Layer, run func() (items int, hit bool, err error)) error {
+		start := p.o.Now()
+		items, hit, err := run()
+		if err != nil || items == 0 {
+			return err
+		}
+		after := count(req)
+		res.Stats = append(res.Stats, Stats{Layer: layer, TokensBefore: cur.Calibrated, TokensAfter: after.Calibrated,
+			RawBefore: cur.Raw, RawAfter: after.Raw, Items: items, Duration: p.o.Now().Sub(start), CacheHit: hit})
+		cur = after
+		return nil
+	}
+	above := func(t float64) bool { return float64(cur.Calibrated) > t*float64(res.Limit) }
+	overFn := func(t float64) func(*Request) bool {
+		return func(r *Request) bool { return float64(count(r).Calibrated) > t*float64(res.Limit) }
+	}
+	th := p.o.Thresholds
+
+	step(LayerToolResults, func() (int, bool, error) { return p.comp.Apply(req).Items(), false, nil })
+	if in.NoThinking {
+		step(LayerPurify, func() (int, bool, error) { return Purify(req), false, nil })
+	}
+	if above(th.L1) {
+		step(Layer1Trim, func() (int, bool, error) { return p.l1.Apply(req, in.Session, overFn(th.L1)), false, nil })
+	}
+	if above(th.L2) {
+		step(Layer2Thinking, func() (int, bool, error) { return ElideThinking(req, p.o.ProtectLastMessages), false, nil })
+	}
+	if above(th.L3) && !IsSummaryRequest(req) {
+		err = step(Layer3Summary, func() (int, bool, error) {
+			r, err := p.l3.Apply(ctx, req, in.Session, overFn(th.L3))
+			return r.Summarized, r.CacheHit, err
+		})
+		if err != nil {
+			res.After = cur
+			return res, err
+		}
+	}
+	res.After = cur
+	if req.Changed() {
+		res.Body, res.Changed = req.Encode(), true
+	}
+	return res, nil
+}
+
+// IsSummaryFailure reports whether err is a Layer-3 failure the proxy should
+// answer with HTTP 400 and SummaryFailedMessage.
+func IsSummaryFailure(err error) bool { return errors.Is(err, ErrSummaryFailed) }

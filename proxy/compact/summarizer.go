@@ -1,0 +1,196 @@
+package compact
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+)
+
+// SummaryInstructions is the system prompt of the summary call: the sections
+// of SPEC §4, as XML so the fork can carry it verbatim.
+const SummaryInstructions = `You compress a coding-agent conversation so the agent can continue without it.
+Write only an XML document of this shape, thorough on technical detail:
+<conversation_summary>
+  <primary_request_and_intent>all explicit requests and intents of the user</primary_request_and_intent>
+  <key_technical_concepts>technologies, frameworks, conventions</key_technical_concepts>
+  <files_and_code>files read, changed or created, with the important snippets and why they matter</files_and_code>
+  <errors_and_fixes>errors met and how they were fixed, including user feedback</errors_and_fixes>
+  <problem_solving>problems solved and troubleshooting in progress</problem_solving>
+  <all_user_messages>every user message, verbatim or nearly, in order (not tool results)</all_user_messages>
+  <pending_tasks>tasks asked for and not done</pending_tasks>
+  <current_work>precisely what was being done just before this summary, with file names and code</current_work>
+  <latest_thinking_signature>the value given below, copied exactly (empty if none)</latest_thinking_signature>
+</conversation_summary>`
+
+// Summarizer defaults.
+const (
+	DefaultSummaryMaxTokens   = 8192
+	DefaultSummaryResultChars = 2000 // characters of each tool result shown to the summary model
+)
+
+// HTTPSummarizer asks a model over the Anthropic Messages API for the
+// summary. The history is rendered as a transcript inside one user message
+// rather than replayed as messages: replayed tool_use blocks would need the
+// client's tool definitions, and replayed thinking would need signatures
+// valid for the summary model.
+type HTTPSummarizer struct {
+	BaseURL     string       // e.g. https://api.anthropic.com (no /v1)
+	APIKey      string       // sent as x-api-key
+	Model       string       // a small fast model
+	MaxTokens   int          // 0 = DefaultSummaryMaxTokens
+	ResultChars int          // 0 = DefaultSummaryResultChars
+	Client      *http.Client // nil = http.DefaultClient; cancel through ctx
+}
+
+var _ Summarizer = (*HTTPSummarizer)(nil)
+
+type summaryCall struct {
+	Model     string           `json:"model"`
+	MaxTokens int              `json:"max_tokens"`
+	System    string           `json:"system"`
+	Messages  []summaryMessage `json:"messages"`
+}
+
+type summaryMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type summaryReply struct {
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	Error *struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// Summarize implements Summarizer.
+func (s *HTTPSummarizer) Summarize(ctx context.Context, h History) (string, error) {
+	maxTokens := s.MaxTokens
+	if maxTokens <= 0 {
+		maxTokens = DefaultSummaryMaxTokens
+	}
+	body, err := json.Marshal(summaryCall{
+		Model: s.Model, MaxTokens: maxTokens, System: SummaryInstructions,
+		Messages: []summaryMessage{{Role: "user", Content: s.transcript(h)}},
+	})
+	if err != nil {
+		return "", fmt.Errorf("encode summary request: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(s.BaseURL, "/")+"/v1/messages", bytes.NewReader(body))
+	if err != nil {
+		return "", fmt.Errorf("build summary request: %w", err)
+	}
+	req.Header.Set("content-type", "application/json")
+	req.Header.Set("anthropic-version", "2023-06-01")
+	if s.APIKey != "" {
+		req.Header.Set("x-api-key", s.APIKey)
+	}
+	client := s.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("summary request: %w", err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return "", fmt.Errorf("read summary reply: %w", err)
+	}
+	var reply summaryReply
+	if err := json.Unmarshal(data, &reply); err != nil {
+		return "", fmt.Errorf("summary reply (HTTP %d): %w", resp.StatusCode, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		msg := http.StatusText(resp.StatusCode)
+		if reply.Error != nil {
+			msg = reply.Error.Type + ": " + reply.Error.Message
+		}
+		return "", fmt.Errorf("summary model answered HTTP %d: %s", resp.StatusCode, msg)
+	}
+	var out strings.Builder
+	for _, c := range reply.Content {
+		if c.Type == "text" {
+			out.WriteString(c.Text)
+		}
+	}
+	return out.String(), nil
+}
+
+// transcript renders the history as tagged text for the summary model.
+func (s *HTTPSummarizer) transcript(h History) string {
+	limit := s.ResultChars
+	if limit <= 0 {
+		limit = DefaultSummaryResultChars
+	}
+	var b strings.Builder
+	b.WriteString("Summarise this conversation between a user and a coding agent.\n\n<transcript>\n")
+	for i := range h.Messages {
+		m := &h.Messages[i]
+		fmt.Fprintf(&b, "<message role=%q>\n", m.Role)
+		if m.IsString {
+			b.WriteString(m.Text())
+			b.WriteByte('\n')
+		}
+		for _, blk := range m.Blocks {
+			writeBlock(&b, blk, limit)
+		}
+		b.WriteString("</message>\n")
+	}
+	b.WriteString("</transcript>\n\n<latest_thinking_signature_value>")
+	b.WriteString(h.LatestSignature)
+	b.WriteString("</latest_thinking_signature_value>\n")
+	return b.String()
+}
+
+func writeBlock(b *strings.Builder, blk Block, limit int) {
+	switch blk.Type {
+	case "text":
+		b.WriteString(blk.Text())
+		b.WriteByte('\n')
+	case "thinking", "redacted_thinking":
+		// Reasoning is not part of what must be remembered, and is often elided.
+	case "tool_use", "server_tool_use":
+		fmt.Fprintf(b, "<tool_use name=%q>%s</tool_use>\n", blk.Name(), clip(string(blk.Input()), limit))
+	case "tool_result":
+		b.WriteString("<tool_result>")
+		inner, isString, err := blk.ContentBlocks()
+		switch {
+		case isString:
+			b.WriteString(clip(unquote(blk.Content()), limit))
+		case err == nil:
+			for _, ib := range inner {
+				if ib.Type == "text" {
+					b.WriteString(clip(ib.Text(), limit))
+				} else {
+					fmt.Fprintf(b, "[%s]", ib.Type)
+				}
+			}
+		}
+		b.WriteString("</tool_result>\n")
+	default:
+		fmt.Fprintf(b, "[%s block]\n", blk.Type)
+	}
+}
+
+// clip shortens s to n characters, rune-safe, noting what was cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	c := utf8.RuneCountInString(s)
+	if c <= n {
+		return s
+	}
+	return prefixRunes(s, n) + fmt.Sprintf("…[%d more chars]", c-n)
+}
