@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -229,5 +230,38 @@ func TestHubDropsSlowSubscriberWithoutBlocking(t *testing.T) {
 	defer stop()
 	if m := <-late; string(m.Data) != "999" {
 		t.Errorf("new subscriber starts with %s; want the latest event (999)", m.Data)
+	}
+}
+
+func TestAccountsViewMasksSecretsAndShowsLiveState(t *testing.T) {
+	a, st := newTestApp(t)
+	ctx := context.Background()
+	added, err := st.AddAccount(ctx, store.Account{Label: "work", BaseURL: "https://api.anthropic.com", Secret: "sk-ant-api03-very-secret-key-WXYZ", Enabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a.proxy.Pool().Report(added.ID, "claude-sonnet-4-5", proxy.Outcome{Kind: proxy.OutcomeRateLimited, RetryAfter: time.Minute,
+		Header: http.Header{"Anthropic-Ratelimit-Requests-Remaining": {"0"}}}, time.Now())
+	door := httptest.NewServer(a.Door(fstest.MapFS{}))
+	defer door.Close()
+	r, err := http.Get(door.URL + "/longhaul/v1/accounts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	if strings.Contains(string(raw), "very-secret") {
+		t.Fatalf("accounts view leaks the secret: %s", raw)
+	}
+	var views []AccountView
+	if err := json.Unmarshal(raw, &views); err != nil || len(views) != 1 {
+		t.Fatalf("accounts = %s (%v)", raw, err)
+	}
+	v := views[0]
+	if v.Key != "sk-…WXYZ" || v.CoolingUntil["claude-sonnet-4-5"].IsZero() || v.RateLimit["Anthropic-Ratelimit-Requests-Remaining"] != "0" || v.Errors != 1 {
+		t.Errorf("view = %+v; want masked key, cooldown, quota header and one error", v)
 	}
 }

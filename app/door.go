@@ -34,6 +34,14 @@ func (a *App) Door(assets fs.FS) http.Handler {
 		}
 		writeJSON(w, http.StatusOK, st)
 	})
+	mux.HandleFunc("GET /longhaul/v1/accounts", func(w http.ResponseWriter, r *http.Request) {
+		accounts, err := a.Accounts(r.Context())
+		if err != nil {
+			writeDoorError(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+		writeJSON(w, http.StatusOK, accounts)
+	})
 	mux.HandleFunc("GET /longhaul/v1/events", a.serveEvents)
 	mux.Handle("GET /", http.FileServerFS(assets))
 	return guardLocal(mux)

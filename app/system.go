@@ -19,3 +19,6 @@ func (s *System) Status() (ProxyStatus, error) { return s.app.Status(), nil }
 func (s *System) SetProxyEnabled(on bool) (ProxyStatus, error) {
 	return s.app.SetProxyEnabled(s.ctx(), on)
 }
+
+// Accounts lists the upstream accounts (secrets masked) with cooldowns, quota and usage.
+func (s *System) Accounts() ([]AccountView, error) { return s.app.Accounts(s.ctx()) }
