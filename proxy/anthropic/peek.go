@@ -270,52 +270,179 @@ func (s *scanner) literal(lit string) bool {
 	return false
 }
 
-// skipString moves past a string starting at '"'. Escaped quotes are found by
-// counting the backslashes before each candidate quote.
+// skipString moves past a string starting at '"'. While the body is still
+// arriving, the closing quote may lie past s.n; scanString is stateless (it
+// rereads the bytes before its starting point), so it just resumes at the old
+// end after fill.
 func (s *scanner) skipString() error {
 	start := s.i + 1
 	i := start
 	for {
-		end := indexQuote(s.b[:s.n], i)
-		if end < 0 {
-			// The closing quote may not have arrived yet.
-			i = s.n
-			if !s.fill() {
-				s.i = s.n
-				return s.fail("unterminated string")
-			}
-			continue
-		}
-		backslashes := 0
-		for k := end - 1; k >= start && s.b[k] == '\\'; k-- {
-			backslashes++
-		}
-		if backslashes%2 == 0 {
+		if end := scanString(s.b[:s.n], start, i); end >= 0 {
 			s.i = end + 1
 			return nil
 		}
-		i = end + 1
+		// No closing quote in b[start:n]; it may not have arrived yet.
+		i = s.n
+		if !s.fill() {
+			s.i = s.n
+			return s.fail("unterminated string")
+		}
 	}
 }
 
-// indexQuote finds the next '"' at or after i. Code in tool results has a
-// quote every few dozen bytes, where the call overhead of bytes.IndexByte
-// dominates; a word-at-a-time (SWAR) probe handles short distances and
-// IndexByte's vector loop takes over for long runs.
-func indexQuote(b []byte, i int) int {
-	const ones, highs, quotes = 0x0101010101010101, 0x8080808080808080, 0x2222222222222222
-	for n := 0; n < 8 && i+8 <= len(b); n++ {
-		x := binary.LittleEndian.Uint64(b[i:]) ^ quotes
-		// Lowest set bit marks the first zero byte of x, i.e. the first quote.
-		if t := (x - ones) &^ x & highs; t != 0 {
-			return i + bits.TrailingZeros64(t)/8
+const (
+	lows7   = 0x7f7f7f7f7f7f7f7f
+	highs   = 0x8080808080808080
+	quotes  = 0x2222222222222222
+	slashes = 0x5c5c5c5c5c5c5c5c
+	allOnes = ^uint64(0)
+)
+
+// swarConsts holds the constants of the masks in a variable: loaded once into
+// registers, they are not rematerialized (a 10-byte MOV each) in the loops.
+type swarConsts struct{ lows7, highs, quotes, slashes, notSlashes uint64 }
+
+var swar = swarConsts{lows7, highs, quotes, slashes, ^uint64(slashes)}
+
+// nonCandidates returns a mask, in the high bit of each byte, of the bytes of
+// x that cannot close the string: x holds b[i:i+8], z b[i-1:i+7] and w
+// b[i-2:i+6]. The high bit is clear exactly for a quote in x that is not
+// preceded by a backslash, or is preceded by a backslash that is itself
+// preceded by a backslash (and maybe for a quote after a backslash after a
+// byte of w with the high bit set); every other quote is escaped. The masks
+// are exact byte by byte, with no carries between bytes:
+//
+//   - ((x&0x7f…)^0x22…)+0x7f… sets a byte's high bit iff its low seven bits
+//     differ from those of '"'; or-ing in x adds the bytes >= 0x80: so the
+//     result's high bits mark the bytes that are not '"'.
+//   - For u = z^^0x5c…, ((u|0x80…)-0x7f…) sets a byte's high bit iff u's low
+//     seven bits are all ones, i.e. z's match '\'; and-ing with u keeps the
+//     bytes < 0x80: the high bits mark the backslashes of z.
+//   - ((w&0x7f…)^0x5c…)+0x7f… marks the bytes of w whose low seven bits differ
+//     from '\'; leaving out "| w" only lets a byte >= 0x80 pass for a
+//     backslash, which makes more candidates, never fewer.
+func nonCandidates(x, z, w uint64, k *swarConsts) uint64 {
+	u := z ^ k.notSlashes
+	return ((x&k.lows7 ^ k.quotes) + k.lows7) | x |
+		((w&k.lows7^k.slashes)+k.lows7)&((u|k.highs)-k.lows7)&u
+}
+
+// scanString returns the index of the quote closing a string whose contents
+// begin at b[start] (b[start-1] is the opening quote), looking at b[i:] (the
+// caller knows b[start:i] holds no closing quote), or -1 if b[i:] holds none.
+//
+// It reads eight bytes at a time and computes exact per-byte masks, in the
+// high bit of each byte, of quotes and of backslashes in the byte before and
+// the byte two before. A quote is certainly escaped when the byte before it is
+// a backslash and the byte before that is not (a backslash run of length one);
+// such quotes, the bulk of the quotes in code, never leave the fast loop. The
+// other quotes are candidates, checked exactly by counting backslashes.
+func scanString(b []byte, start, i int) int {
+	// The masks read b[i-2:i+8]; a string opening at b[0] starts bytewise.
+	for ; i < 2 && i < len(b); i++ {
+		if b[i] == '"' && evenBackslashes(b, start, i) {
+			return i
 		}
-		i += 8
 	}
-	if j := bytes.IndexByte(b[i:], '"'); j >= 0 {
-		return i + j
+	m7, qs, bss := swar[0], swar[1], swar[2]
+	probed := false
+	for n := 0; i <= len(b)-8; i += 8 {
+		// Most strings are short and end within four words. Past that, the
+		// string is long: skip the blocks without candidates.
+		if n == 4 {
+			if !probed {
+				// Long runs without quotes (prose, base64) go faster with
+				// the vector loop of IndexByte; it stops at the next quote,
+				// escaped or not, and the masks take over from there.
+				probed = true
+				if k := bytes.IndexByte(b[i:], '"'); k < 0 {
+					i = len(b)
+					break
+				} else {
+					i += k
+				}
+			}
+			i = quietBlocks(b, i)
+			n = 0
+			if i > len(b)-8 {
+				break
+			}
+		}
+		n++
+		p := b[i-2 : i+8]
+		x := binary.LittleEndian.Uint64(p[2:])
+		z := binary.LittleEndian.Uint64(p[1:])
+		w := binary.LittleEndian.Uint64(p)
+		t := ((x&m7 ^ qs) + m7) | x | ((w&m7^bss)+m7)&^(((z&m7^bss)+m7)|z)
+		for c := ^(t | m7); c != 0; c &= c - 1 {
+			k := i + bits.TrailingZeros64(c)>>3
+			if evenBackslashes(b, start, k) {
+				return k
+			}
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] == '"' && evenBackslashes(b, start, i) {
+			return i
+		}
 	}
 	return -1
+}
+
+// The masks below hold one bit per byte, the high bit, and are exact: for a
+// byte c, (c&0x7f)+0x7f has its high bit set iff c&0x7f != 0, never carries
+// into the next byte, and or-ing in c covers bytes with the high bit set. So
+//
+//	nonQuote(x) = ((x&0x7f…) ^ 0x22…) + 0x7f… | x   high bit: byte is not '"'
+//	nonSlash(x) = ((x&0x7f…) ^ 0x5c…) + 0x7f… | x   high bit: byte is not '\'
+//
+// For the eight bytes at i, loaded as x, with z and w the words loaded one and
+// two bytes earlier, a quote at byte j is escaped for sure (esc) when z's byte
+// j is a backslash and w's byte j is not; anything else that is a quote is a
+// candidate. A byte of w with the high bit set may count as a backslash (its
+// "| w" is left out): that only makes more candidates, which is safe.
+
+// quietBlocks skips 32-byte blocks of b[i:] (i >= 2) holding no candidate and
+// returns the start of the first block that holds one, or of the final block
+// of fewer than 32 bytes.
+func quietBlocks(b []byte, i int) int {
+	m7, qs, bss := swar[0], swar[1], swar[2]
+	p := b[i-2:]
+	for len(p) >= 34 {
+		x := binary.LittleEndian.Uint64(p[2:])
+		z := binary.LittleEndian.Uint64(p[1:])
+		w := binary.LittleEndian.Uint64(p)
+		t := ((x&m7 ^ qs) + m7) | x | ((w&m7^bss)+m7)&^(((z&m7^bss)+m7)|z)
+		x = binary.LittleEndian.Uint64(p[10:])
+		z = binary.LittleEndian.Uint64(p[9:])
+		w = binary.LittleEndian.Uint64(p[8:])
+		t &= ((x&m7 ^ qs) + m7) | x | ((w&m7^bss)+m7)&^(((z&m7^bss)+m7)|z)
+		x = binary.LittleEndian.Uint64(p[18:])
+		z = binary.LittleEndian.Uint64(p[17:])
+		w = binary.LittleEndian.Uint64(p[16:])
+		t &= ((x&m7 ^ qs) + m7) | x | ((w&m7^bss)+m7)&^(((z&m7^bss)+m7)|z)
+		x = binary.LittleEndian.Uint64(p[26:])
+		z = binary.LittleEndian.Uint64(p[25:])
+		w = binary.LittleEndian.Uint64(p[24:])
+		t &= ((x&m7 ^ qs) + m7) | x | ((w&m7^bss)+m7)&^(((z&m7^bss)+m7)|z)
+		if t|m7 != allOnes {
+			break
+		}
+		p = p[32:]
+	}
+	return len(b) - len(p) + 2
+}
+
+// evenBackslashes reports whether the run of backslashes ending just before
+// b[k] (and starting no earlier than b[start]) has even length, i.e. whether a
+// quote at b[k] is unescaped.
+func evenBackslashes(b []byte, start, k int) bool {
+	j := k
+	for j > start && b[j-1] == '\\' {
+		j--
+	}
+	return (k-j)%2 == 0
 }
 
 // stringValue reads a string value fully (it is small: a model name or id).
