@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"longhaul/proxy/proxytest"
+	"longhaul/proxy/sse"
 )
 
 func TestPassthroughIsByteForByte(t *testing.T) {
@@ -440,5 +441,39 @@ func TestPooledBodiesSurviveConcurrencyAndRetries(t *testing.T) {
 				t.Fatalf("upstream received a body the client never sent (%d bytes): buffer reused too early", len(r.Body))
 			}
 		}
+	}
+}
+
+// An upstream that dies in the middle of an event: the partial event must not
+// reach the client (its parser would fuse it with the error event).
+func TestTruncatedEventIsNotForwarded(t *testing.T) {
+	cut := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3}}}\n\n")
+		io.WriteString(w, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"text\":\"PARTIAL")
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler)
+	}))
+	defer cut.Close()
+	f := newFixture(t, Config{}, Account{ID: 1, BaseURL: cut.URL, Secret: "sk-aaaaaaaaaaaa", Enabled: true})
+	resp := f.post(t, "/v1/messages", streamRequest("m"))
+	body := readAll(t, resp.Body)
+	if strings.Contains(body, "PARTIAL") {
+		t.Errorf("partial event forwarded: %q", body)
+	}
+	rd := sse.NewReader(strings.NewReader(body), 0)
+	var names []string
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			break
+		}
+		if !json.Valid(ev.Data) {
+			t.Errorf("event %q has invalid JSON data %q", ev.Name, ev.Data)
+		}
+		names = append(names, ev.Name)
+	}
+	if fmt.Sprint(names) != "[message_start error]" {
+		t.Errorf("client events = %v; want [message_start error]", names)
 	}
 }

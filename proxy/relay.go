@@ -71,30 +71,37 @@ func (s *Server) relayStream(ctx context.Context, w http.ResponseWriter, cfg *Co
 	keepAlive := time.NewTimer(cfg.KeepAlive)
 	defer keepAlive.Stop()
 
-	res := first
-	for {
-		if res.err == nil || len(res.ev.Raw) > 0 && errors.Is(res.err, io.ErrUnexpectedEOF) {
+	// handle relays one read result; true means the stream is over. A
+	// truncated last event is not forwarded: a client's SSE parser would merge
+	// it with the error event that follows into one broken event.
+	handle := func(res readResult) bool {
+		if res.err == nil {
 			if err := s.writeFlush(w, flusher, ex, res.ev.Raw); err != nil {
 				ex.clientGone()
-				return nil, true
+				return true
 			}
 			tap.observe(res.ev)
+			return false
 		}
-		if res.err != nil {
-			s.endStream(w, flusher, ctx, ex, &tap, res.err)
-			return nil, true
-		}
-		keepAlive.Reset(cfg.KeepAlive)
-	wait:
+		s.endStream(w, flusher, ctx, ex, &tap, res.err)
+		return true
+	}
+	if handle(first) {
+		return nil, true
+	}
+	for {
 		select {
-		case res = <-events:
+		case res := <-events:
+			if handle(res) {
+				return nil, true
+			}
+			keepAlive.Reset(cfg.KeepAlive)
 		case <-keepAlive.C:
 			if err := s.writeFlush(w, flusher, ex, sse.KeepAlive); err != nil {
 				ex.clientGone()
 				return nil, true
 			}
 			keepAlive.Reset(cfg.KeepAlive)
-			goto wait
 		}
 	}
 }
