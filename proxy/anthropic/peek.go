@@ -33,11 +33,12 @@ func (e *SyntaxError) Error() string { return fmt.Sprintf("%s at byte %d", e.Msg
 const maxDepth = 512
 
 // PeekRequest validates the JSON structure of body and extracts Peek fields.
-// It is a single pass that skips over string contents with bytes.IndexByte, so
-// an 800 KB Claude Code request costs tens of microseconds, not the
-// milliseconds a full decode would. It checks structure (brackets, commas,
-// colons, literals, numbers) everywhere; string contents are checked only in
-// the fields it reads, and the upstream still validates the rest.
+// It is a single pass that skips over string contents eight bytes at a time
+// (see scanString), so an 800 KB Claude Code request costs about a tenth of a
+// millisecond, not the milliseconds a full decode would. It checks structure
+// (brackets, commas, colons, literals, numbers) everywhere; string contents
+// are checked only in the fields it reads, and the upstream still validates
+// the rest.
 func PeekRequest(body []byte) (Peek, error) {
 	return peek(&scanner{b: body, n: len(body)})
 }
@@ -150,7 +151,16 @@ func (s *scanner) fill() bool {
 
 func (s *scanner) fail(msg string) error { return &SyntaxError{Offset: s.i, Msg: msg} }
 
+// ws skips whitespace. Compact JSON has none, so the check for a
+// non-space byte is inlined and the loop is not.
 func (s *scanner) ws() {
+	if s.i < s.n && s.b[s.i] > ' ' {
+		return
+	}
+	s.wsLoop()
+}
+
+func (s *scanner) wsLoop() {
 	for s.more() {
 		switch s.b[s.i] {
 		case ' ', '\t', '\n', '\r':
@@ -162,7 +172,8 @@ func (s *scanner) ws() {
 }
 
 // object scans an object starting at '{', calling member for each key with the
-// scanner positioned at the member's value; member must consume the value.
+// scanner positioned at the member's value; member must consume the value. A
+// nil member skips the values (at depth+1), without a call through a closure.
 func (s *scanner) object(depth int, member func(key []byte) error) error {
 	if depth > maxDepth {
 		return s.fail("nesting too deep")
@@ -188,7 +199,13 @@ func (s *scanner) object(depth int, member func(key []byte) error) error {
 		}
 		s.i++
 		s.ws()
-		if err := member(key); err != nil {
+		var err error
+		if member == nil {
+			err = s.value(depth + 1)
+		} else {
+			err = member(key)
+		}
+		if err != nil {
 			return err
 		}
 		s.ws()
@@ -248,7 +265,7 @@ func (s *scanner) value(depth int) error {
 	case c == '"':
 		return s.skipString()
 	case c == '{':
-		return s.object(depth, func([]byte) error { return s.value(depth + 1) })
+		return s.object(depth, nil)
 	case c == '[':
 		return s.array(depth)
 	case c == '-' || (c >= '0' && c <= '9'):
@@ -270,26 +287,47 @@ func (s *scanner) literal(lit string) bool {
 	return false
 }
 
-// skipString moves past a string starting at '"'. While the body is still
-// arriving, the closing quote may lie past s.n; scanString is stateless (it
-// rereads the bytes before its starting point), so it just resumes at the old
-// end after fill.
+// skipString moves past a string starting at '"'. The common case, the whole
+// string in b[:n], is inlined into the callers.
 func (s *scanner) skipString() error {
+	if end := scanString(s.b[:s.n], s.i+1, s.i+1); end >= 0 {
+		s.i = end + 1
+		return nil
+	}
+	return s.skipArrivingString()
+}
+
+// skipArrivingString finishes skipString when the closing quote is not in
+// b[:n]: it may not have arrived yet. scanString is stateless (it rereads the
+// bytes before its starting point), so it just resumes at the old end after
+// each fill.
+func (s *scanner) skipArrivingString() error {
 	start := s.i + 1
-	i := start
 	for {
-		if end := scanString(s.b[:s.n], start, i); end >= 0 {
-			s.i = end + 1
-			return nil
-		}
-		// No closing quote in b[start:n]; it may not have arrived yet.
-		i = s.n
+		i := s.n
 		if !s.fill() {
 			s.i = s.n
 			return s.fail("unterminated string")
 		}
+		if end := scanString(s.b[:s.n], start, i); end >= 0 {
+			s.i = end + 1
+			return nil
+		}
 	}
 }
+
+// Strings are skipped eight bytes at a time (SWAR: a uint64 holds b[i:i+8],
+// byte j in bits 8j..8j+7). Code in tool results is dense in quotes, nearly
+// all of them escaped (a \" every ~17 bytes), so stopping at each quote to
+// count the backslashes before it would dominate. Instead each word yields a
+// mask of candidates, the quotes that may close the string. A quote is
+// escaped for sure when the byte before it is a backslash and the byte before
+// that is not (a run of exactly one backslash): those never leave the loop.
+// The other quotes, those after a non-backslash (always unescaped) and the
+// rare ones after two or more backslashes, are checked exactly by counting
+// the run (evenBackslashes). The bytes before b[i:i+8] come from loads one and
+// two bytes earlier rather than from shifts with a carry across words, so the
+// scan needs no state but the position.
 
 const (
 	lows7   = 0x7f7f7f7f7f7f7f7f
@@ -299,88 +337,96 @@ const (
 	allOnes = ^uint64(0)
 )
 
-// swarConsts holds the constants of the masks in a variable: loaded once into
-// registers, they are not rematerialized (a 10-byte MOV each) in the loops.
-type swarConsts struct{ lows7, highs, quotes, slashes, notSlashes uint64 }
+// How scanString alternates between IndexByte and the masks: after a probe
+// that skipped at least sparseGap bytes, the masks cover sparseSpan bytes (one
+// block) before the next probe; after a shorter one, denseSpan bytes. (On
+// text with a quote every g bytes, probing wins from g ≈ 80 on; the masks win
+// by far on code, with a quote every ~17 bytes.)
+const sparseGap, sparseSpan, denseSpan = 64, 32, 16 << 10
 
-var swar = swarConsts{lows7, highs, quotes, slashes, ^uint64(slashes)}
+// swar holds the mask constants in a variable so that the loops load them
+// into registers once instead of rematerializing them (a 10-byte MOV each).
+var swar = [...]uint64{lows7, highs, quotes, slashes, ^uint64(slashes)}
 
-// nonCandidates returns a mask, in the high bit of each byte, of the bytes of
-// x that cannot close the string: x holds b[i:i+8], z b[i-1:i+7] and w
-// b[i-2:i+6]. The high bit is clear exactly for a quote in x that is not
-// preceded by a backslash, or is preceded by a backslash that is itself
-// preceded by a backslash (and maybe for a quote after a backslash after a
-// byte of w with the high bit set); every other quote is escaped. The masks
-// are exact byte by byte, with no carries between bytes:
+// nonCandidates returns, in the high bit of each byte, which bytes of x cannot
+// close the string: x holds b[i:i+8], z b[i-1:i+7] and w b[i-2:i+6]; m7, hi,
+// qs, bs and nbs are lows7, highs, quotes, slashes and ^slashes. A byte's high
+// bit is clear iff x's byte is '"' and z's is not '\\' or w's is '\\' (or, w
+// being used loosely, a byte >= 0x80 whose low seven bits are those of '\\').
+// Each part is exact per byte, with no carry or borrow into the next byte:
 //
-//   - ((x&0x7f…)^0x22…)+0x7f… sets a byte's high bit iff its low seven bits
-//     differ from those of '"'; or-ing in x adds the bytes >= 0x80: so the
-//     result's high bits mark the bytes that are not '"'.
-//   - For u = z^^0x5c…, ((u|0x80…)-0x7f…) sets a byte's high bit iff u's low
-//     seven bits are all ones, i.e. z's match '\'; and-ing with u keeps the
-//     bytes < 0x80: the high bits mark the backslashes of z.
-//   - ((w&0x7f…)^0x5c…)+0x7f… marks the bytes of w whose low seven bits differ
-//     from '\'; leaving out "| w" only lets a byte >= 0x80 pass for a
-//     backslash, which makes more candidates, never fewer.
-func nonCandidates(x, z, w uint64, k *swarConsts) uint64 {
-	u := z ^ k.notSlashes
-	return ((x&k.lows7 ^ k.quotes) + k.lows7) | x |
-		((w&k.lows7^k.slashes)+k.lows7)&((u|k.highs)-k.lows7)&u
+//   - ((x&m7)^qs)+m7 sets a byte's high bit iff its low seven bits differ from
+//     those of '"' (at most 0x7f+0x7f = 0xfe, no carry); or-ing in x adds the
+//     bytes >= 0x80. High bits: the bytes of x that are not '"'.
+//   - For u = z^nbs (a byte is 0xff iff z's is '\\'), (u|hi)-m7 is
+//     (u&0x7f)+1 per byte (from 0x80..0xff minus 0x7f, no borrow), whose high
+//     bit is set iff u's low seven bits are all ones; and-ing with u drops
+//     the bytes of z >= 0x80. High bits: the backslashes of z.
+//   - ((w&m7)^bs)+m7 as for quotes: the bytes of w whose low seven bits
+//     differ from '\\'. Leaving out "| w" lets a byte >= 0x80 pass for a
+//     backslash, which only adds candidates, never hides one.
+func nonCandidates(x, z, w, m7, hi, qs, bs, nbs uint64) uint64 {
+	u := z ^ nbs
+	return ((x&m7 ^ qs) + m7) | x | ((w&m7^bs)+m7)&((u|hi)-m7)&u
 }
 
 // scanString returns the index of the quote closing a string whose contents
-// begin at b[start] (b[start-1] is the opening quote), looking at b[i:] (the
-// caller knows b[start:i] holds no closing quote), or -1 if b[i:] holds none.
-//
-// It reads eight bytes at a time and computes exact per-byte masks, in the
-// high bit of each byte, of quotes and of backslashes in the byte before and
-// the byte two before. A quote is certainly escaped when the byte before it is
-// a backslash and the byte before that is not (a backslash run of length one);
-// such quotes, the bulk of the quotes in code, never leave the fast loop. The
-// other quotes are candidates, checked exactly by counting backslashes.
+// begin at b[start] (b[start-1] is its opening quote), looking at b[i:] (the
+// caller knows that b[start:i] holds no closing quote), or -1 if b[i:] holds
+// none. It is stateless: to resume where a previous call stopped, pass that
+// call's len(b) as i.
 func scanString(b []byte, start, i int) int {
-	// The masks read b[i-2:i+8]; a string opening at b[0] starts bytewise.
+	// The masks need b[i-2] and b[i-1]: a string opening at b[0] starts
+	// bytewise. At i == start they hold the opening quote, which is not a
+	// backslash, and the byte before it, which then does not matter.
 	for ; i < 2 && i < len(b); i++ {
 		if b[i] == '"' && evenBackslashes(b, start, i) {
 			return i
 		}
 	}
-	m7, qs, bss := swar[0], swar[1], swar[2]
-	probed := false
-	for n := 0; i <= len(b)-8; i += 8 {
-		// Most strings are short and end within four words. Past that, the
-		// string is long: skip the blocks without candidates.
-		if n == 4 {
-			if !probed {
-				// Long runs without quotes (prose, base64) go faster with
-				// the vector loop of IndexByte; it stops at the next quote,
-				// escaped or not, and the masks take over from there.
-				probed = true
-				if k := bytes.IndexByte(b[i:], '"'); k < 0 {
+	m7, hi, qs, bs, nbs := swar[0], swar[1], swar[2], swar[3], swar[4]
+	// Words go one by one up to lim, then (from stop on, after a new probe)
+	// through quietBlocks. Most strings are short and end within the first
+	// 32 bytes, which go word by word.
+	lim, stop := i+32, 0
+	for i <= len(b)-8 {
+		if i >= lim {
+			if i >= stop {
+				// IndexByte's vector loop is faster than the masks across
+				// runs without quotes (prose, base64 data). It stops at
+				// the next quote, escaped or not, and the masks resume
+				// there. Where quotes are sparse the masks only cover the
+				// next block before probing again; where they are dense,
+				// a long stretch.
+				k := bytes.IndexByte(b[i:], '"')
+				if k < 0 {
 					i = len(b)
 					break
-				} else {
-					i += k
+				}
+				i += k
+				stop = i + sparseSpan
+				if k < sparseGap {
+					stop = i + denseSpan
 				}
 			}
-			i = quietBlocks(b, i)
-			n = 0
-			if i > len(b)-8 {
-				break
-			}
+			i = quietBlocks(b[:min(stop, len(b))], i)
+			// Then word by word through a block with a candidate, or what
+			// is left up to stop.
+			lim = min(i+32, stop)
+			continue
 		}
-		n++
 		p := b[i-2 : i+8]
 		x := binary.LittleEndian.Uint64(p[2:])
 		z := binary.LittleEndian.Uint64(p[1:])
 		w := binary.LittleEndian.Uint64(p)
-		t := ((x&m7 ^ qs) + m7) | x | ((w&m7^bss)+m7)&^(((z&m7^bss)+m7)|z)
+		t := nonCandidates(x, z, w, m7, hi, qs, bs, nbs)
 		for c := ^(t | m7); c != 0; c &= c - 1 {
 			k := i + bits.TrailingZeros64(c)>>3
 			if evenBackslashes(b, start, k) {
 				return k
 			}
 		}
+		i += 8
 	}
 	for ; i < len(b); i++ {
 		if b[i] == '"' && evenBackslashes(b, start, i) {
@@ -390,42 +436,18 @@ func scanString(b []byte, start, i int) int {
 	return -1
 }
 
-// The masks below hold one bit per byte, the high bit, and are exact: for a
-// byte c, (c&0x7f)+0x7f has its high bit set iff c&0x7f != 0, never carries
-// into the next byte, and or-ing in c covers bytes with the high bit set. So
-//
-//	nonQuote(x) = ((x&0x7f…) ^ 0x22…) + 0x7f… | x   high bit: byte is not '"'
-//	nonSlash(x) = ((x&0x7f…) ^ 0x5c…) + 0x7f… | x   high bit: byte is not '\'
-//
-// For the eight bytes at i, loaded as x, with z and w the words loaded one and
-// two bytes earlier, a quote at byte j is escaped for sure (esc) when z's byte
-// j is a backslash and w's byte j is not; anything else that is a quote is a
-// candidate. A byte of w with the high bit set may count as a backslash (its
-// "| w" is left out): that only makes more candidates, which is safe.
-
-// quietBlocks skips 32-byte blocks of b[i:] (i >= 2) holding no candidate and
-// returns the start of the first block that holds one, or of the final block
-// of fewer than 32 bytes.
+// quietBlocks skips the 32-byte blocks of b[i:] (i >= 2) that hold no
+// candidate and returns the start of the first block that holds one, or of
+// the last, shorter block.
 func quietBlocks(b []byte, i int) int {
-	m7, qs, bss := swar[0], swar[1], swar[2]
+	m7, hi, qs, bs, nbs := swar[0], swar[1], swar[2], swar[3], swar[4]
+	le := binary.LittleEndian
 	p := b[i-2:]
 	for len(p) >= 34 {
-		x := binary.LittleEndian.Uint64(p[2:])
-		z := binary.LittleEndian.Uint64(p[1:])
-		w := binary.LittleEndian.Uint64(p)
-		t := ((x&m7 ^ qs) + m7) | x | ((w&m7^bss)+m7)&^(((z&m7^bss)+m7)|z)
-		x = binary.LittleEndian.Uint64(p[10:])
-		z = binary.LittleEndian.Uint64(p[9:])
-		w = binary.LittleEndian.Uint64(p[8:])
-		t &= ((x&m7 ^ qs) + m7) | x | ((w&m7^bss)+m7)&^(((z&m7^bss)+m7)|z)
-		x = binary.LittleEndian.Uint64(p[18:])
-		z = binary.LittleEndian.Uint64(p[17:])
-		w = binary.LittleEndian.Uint64(p[16:])
-		t &= ((x&m7 ^ qs) + m7) | x | ((w&m7^bss)+m7)&^(((z&m7^bss)+m7)|z)
-		x = binary.LittleEndian.Uint64(p[26:])
-		z = binary.LittleEndian.Uint64(p[25:])
-		w = binary.LittleEndian.Uint64(p[24:])
-		t &= ((x&m7 ^ qs) + m7) | x | ((w&m7^bss)+m7)&^(((z&m7^bss)+m7)|z)
+		t := nonCandidates(le.Uint64(p[2:]), le.Uint64(p[1:]), le.Uint64(p), m7, hi, qs, bs, nbs)
+		t &= nonCandidates(le.Uint64(p[10:]), le.Uint64(p[9:]), le.Uint64(p[8:]), m7, hi, qs, bs, nbs)
+		t &= nonCandidates(le.Uint64(p[18:]), le.Uint64(p[17:]), le.Uint64(p[16:]), m7, hi, qs, bs, nbs)
+		t &= nonCandidates(le.Uint64(p[26:]), le.Uint64(p[25:]), le.Uint64(p[24:]), m7, hi, qs, bs, nbs)
 		if t|m7 != allOnes {
 			break
 		}

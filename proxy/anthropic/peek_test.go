@@ -2,10 +2,12 @@ package anthropic
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"io"
 	"longhaul/proxy/proxytest"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -53,48 +55,306 @@ func TestPeekRequestRejectsMalformedJSON(t *testing.T) {
 // FuzzPeekRequest checks PeekRequest against encoding/json: every body the
 // standard library accepts as an object must be accepted with the same fields.
 func FuzzPeekRequest(f *testing.F) {
-	for _, s := range []string{`{"model":"m","stream":true}`, `{"metadata":{"user_id":"u"},"x":[1,{"y":"\\\""}]}`, `{"a":-0.1E+2}`, `{}`} {
+	for _, s := range []string{`{"model":"m","stream":true}`, `{"metadata":{"user_id":"u"},"x":[1,{"y":"\\\""}]}`, `{"a":-0.1E+2}`, `{}`,
+		`{"stream":"","stream":true}`, `{"metadata":{"user_id":"a"},"metadata":5}`,
+		`{"model":"0123456\"9abcdef\\\"xyz\\","x":"` + strings.Repeat(`ab\"cd\\`, 10) + `"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		got, err := PeekRequest(body)
-		// Scanning while reading, in any chunking, must agree with the whole buffer.
-		for _, r := range []io.Reader{iotest.OneByteReader(bytes.NewReader(body)), iotest.HalfReader(bytes.NewReader(body))} {
-			chunked, cerr := ReadAndPeek(r, make([]byte, len(body)))
-			if chunked != got || (cerr == nil) != (err == nil) {
-				t.Fatalf("ReadAndPeek(%q) = %+v, %v; PeekRequest = %+v, %v", body, chunked, cerr, got, err)
+		// Besides the one-byte and half readers, split right after each
+		// backslash, so that escapes straddle chunks.
+		var cuts []int
+		for i, c := range body {
+			if c == '\\' {
+				cuts = append(cuts, i+1)
 			}
 		}
-		var m map[string]json.RawMessage
-		if json.Unmarshal(body, &m) != nil || m == nil {
+		checkPeek(t, body, cuts)
+	})
+}
+
+// checkPeek checks PeekRequest(body) against encoding/json, and ReadAndPeek,
+// with the body arriving in various chunkings (among them chunks ending at
+// each of cuts), against PeekRequest.
+func checkPeek(t testing.TB, body []byte, cuts []int) {
+	t.Helper()
+	got, err := PeekRequest(body)
+	// Scanning while reading, in any chunking, must agree with the whole buffer.
+	readers := []io.Reader{iotest.OneByteReader(bytes.NewReader(body)), iotest.HalfReader(bytes.NewReader(body))}
+	if len(cuts) > 0 {
+		readers = append(readers, &splitReader{b: body, cuts: cuts})
+	}
+	for _, r := range readers {
+		chunked, cerr := ReadAndPeek(r, make([]byte, len(body)))
+		if chunked != got || (cerr == nil) != (err == nil) {
+			t.Fatalf("ReadAndPeek(%q) via %T = %+v, %v; PeekRequest = %+v, %v", body, r, chunked, cerr, got, err)
+		}
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil || m == nil || repeatsPeekedField(body) {
+		return
+	}
+	var want Peek
+	var streamOK, modelOK, metaOK = true, true, true
+	if raw, ok := m["stream"]; ok && string(raw) != "null" {
+		streamOK = json.Unmarshal(raw, &want.Stream) == nil
+	}
+	if raw, ok := m["model"]; ok && string(raw) != "null" {
+		modelOK = json.Unmarshal(raw, &want.Model) == nil
+	}
+	if raw, ok := m["metadata"]; ok {
+		var meta map[string]json.RawMessage
+		if json.Unmarshal(raw, &meta) == nil {
+			if u, ok := meta["user_id"]; ok && len(u) > 0 && u[0] == '"' {
+				metaOK = json.Unmarshal(u, &want.UserID) == nil
+			}
+		}
+	}
+	if !streamOK || !modelOK || !metaOK {
+		return // wrong field types are rejected by design
+	}
+	if err != nil {
+		t.Fatalf("PeekRequest(%q) rejected valid JSON: %v", body, err)
+	}
+	if got != want {
+		t.Fatalf("PeekRequest(%q) = %+v; want %+v", body, got, want)
+	}
+}
+
+// repeatsPeekedField reports whether the object body names a field that
+// PeekRequest reads (model, stream, metadata or metadata.user_id) more than
+// once. encoding/json keeps the last value; PeekRequest also type-checks the
+// earlier ones, so {"stream":"","stream":true} is an error by design.
+func repeatsPeekedField(body []byte) bool {
+	count := map[string]int{}
+	var walk func(raw []byte, prefix string)
+	walk = func(raw []byte, prefix string) {
+		d := json.NewDecoder(bytes.NewReader(raw))
+		if tok, err := d.Token(); err != nil || tok != json.Delim('{') {
 			return
 		}
-		var want Peek
-		var streamOK, modelOK, metaOK = true, true, true
-		if raw, ok := m["stream"]; ok && string(raw) != "null" {
-			streamOK = json.Unmarshal(raw, &want.Stream) == nil
+		for d.More() {
+			tok, err := d.Token()
+			if err != nil {
+				return
+			}
+			var v json.RawMessage
+			if d.Decode(&v) != nil {
+				return
+			}
+			key := prefix + tok.(string)
+			count[key]++
+			if key == "metadata" {
+				walk(v, "metadata.")
+			}
 		}
-		if raw, ok := m["model"]; ok && string(raw) != "null" {
-			modelOK = json.Unmarshal(raw, &want.Model) == nil
+	}
+	walk(body, "")
+	return count["model"] > 1 || count["stream"] > 1 || count["metadata"] > 1 || count["metadata.user_id"] > 1
+}
+
+// splitReader returns b in chunks that end at the (increasing) offsets cuts.
+type splitReader struct {
+	b    []byte
+	off  int
+	cuts []int
+}
+
+func (r *splitReader) Read(p []byte) (int, error) {
+	if r.off == len(r.b) {
+		return 0, io.EOF
+	}
+	end := len(r.b)
+	for len(r.cuts) > 0 && r.cuts[0] <= r.off {
+		r.cuts = r.cuts[1:]
+	}
+	if len(r.cuts) > 0 && r.cuts[0] < end {
+		end = r.cuts[0]
+	}
+	n := copy(p, r.b[r.off:end])
+	r.off += n
+	return n, nil
+}
+
+// refString is the obvious byte-by-byte scan for the quote closing a string
+// whose contents start at b[start], or -1.
+func refString(b []byte, start int) int {
+	for i := start; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i
 		}
-		if raw, ok := m["metadata"]; ok {
-			var meta map[string]json.RawMessage
-			if json.Unmarshal(raw, &meta) == nil {
-				if u, ok := meta["user_id"]; ok && len(u) > 0 && u[0] == '"' {
-					metaOK = json.Unmarshal(u, &want.UserID) == nil
+	}
+	return -1
+}
+
+// TestNonCandidates checks the mask against its definition for every triple
+// of bytes (x's, z's and w's byte), in every byte position, among random
+// neighbours (the masks must not carry from one byte into the next).
+func TestNonCandidates(t *testing.T) {
+	m7, hi, qs, bs, nbs := swar[0], swar[1], swar[2], swar[3], swar[4]
+	rng := rand.New(rand.NewPCG(1, 2))
+	step := 1
+	if testing.Short() {
+		step = 7
+	}
+	var xs, zs, ws [8]byte
+	for v := 0; v < 1<<24; v += step {
+		if v%64 < step {
+			// New random neighbours, biased toward the interesting bytes.
+			for j := range 8 {
+				for _, a := range []*[8]byte{&xs, &zs, &ws} {
+					r := rng.Uint64()
+					a[j] = []byte{'"', '\\', 0xdc, 0xa2, 0x7f, 0x80, 0xff, byte(r >> 8)}[r&7]
 				}
 			}
 		}
-		if !streamOK || !modelOK || !metaOK {
-			return // wrong field types are rejected by design
+		j := rng.IntN(8)
+		xs[j], zs[j], ws[j] = byte(v), byte(v>>8), byte(v>>16)
+		le := binary.LittleEndian
+		c := ^nonCandidates(le.Uint64(xs[:]), le.Uint64(zs[:]), le.Uint64(ws[:]), m7, hi, qs, bs, nbs) & highs
+		for j := range 8 {
+			// Escaped for sure: one backslash before the quote. A byte of
+			// w that is '\\' but for the high bit counts as a backslash.
+			want := xs[j] == '"' && (zs[j] != '\\' || ws[j]&0x7f == '\\')
+			if got := c>>(8*j+7)&1 == 1; got != want {
+				t.Fatalf("x=% x z=% x w=% x: byte %d candidate = %v; want %v", xs, zs, ws, j, got, want)
+			}
 		}
-		if err != nil {
-			t.Fatalf("PeekRequest(%q) rejected valid JSON: %v", body, err)
+	}
+}
+
+// TestScanString compares scanString with refString on random strings rich
+// in quotes, backslashes and bytes >= 0x80, resuming at every offset and cut
+// at every length, as when the body arrives in chunks.
+func TestScanString(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte{'"', '\\', '\\', '\\', 'a', 0xdc, 0xa2, 0xe4}
+	for range 3000 {
+		// The byte before the opening quote is arbitrary: the string may
+		// follow anything (here, even a backslash) in the buffer.
+		b := make([]byte, rng.IntN(4))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
 		}
-		if got != want {
-			t.Fatalf("PeekRequest(%q) = %+v; want %+v", body, got, want)
+		b = append(b, '"')
+		start := len(b)
+		for range rng.IntN(120) {
+			// Runs of quotes or backslashes, or plain bytes, and now and
+			// then a long run without quotes (for the IndexByte probes).
+			c := alphabet[rng.IntN(len(alphabet))]
+			n := 1 + rng.IntN(3)*rng.IntN(3)
+			if c == 'a' && rng.IntN(8) == 0 {
+				n = rng.IntN(300)
+			}
+			for range n {
+				b = append(b, c)
+			}
 		}
-	})
+		want := refString(b, start)
+		end := want
+		if end < 0 {
+			end = len(b)
+		}
+		// Every length and resume offset for short strings; for long ones,
+		// a stride that still crosses every alignment.
+		stride := 1 + len(b)/100
+		for n := start; n <= len(b); n += 1 + rng.IntN(stride) {
+			wantN := want
+			if want >= n {
+				wantN = -1
+			}
+			for i := start; i <= min(end, n); i += 1 + rng.IntN(stride) {
+				if got := scanString(b[:n], start, i); got != wantN {
+					t.Fatalf("scanString(%q[:%d], %d, %d) = %d; want %d", b, n, start, i, got, wantN)
+				}
+			}
+		}
+	}
+}
+
+// TestScanStringLong checks long strings, past the re-probes of scanString
+// after denseSpan bytes, in code-like and prose-like text, with the closing
+// quote after runs of backslashes of every length up to 5.
+func TestScanStringLong(t *testing.T) {
+	for _, unit := range []string{`x = f(\"a\\\\\", \"b\") // \\ \"c\"\n`, strings.Repeat("words ", 30) + `\"q\" `} {
+		for run := 0; run <= 5; run += 2 {
+			for _, n := range []int{100, 1000, 3 * denseSpan / len(unit)} {
+				b := []byte(`:"` + strings.Repeat(unit, n) + strings.Repeat(`\\`, run) + `"x`)
+				want := len(b) - 2
+				if ref := refString(b, 2); ref != want {
+					t.Fatalf("bad test string: refString = %d; want %d", ref, want)
+				}
+				for _, i := range []int{2, 3, 50, len(b) / 2, len(b) - 9, want} {
+					if got := scanString(b, 2, i); got != want {
+						t.Fatalf("scanString(%.40q..., 2, %d) = %d; want %d", b, i, got, want)
+					}
+				}
+				if got := scanString(b[:want], 2, 2); got != -1 {
+					t.Fatalf("scanString(%.40q...[:%d], 2, 2) = %d; want -1", b, want, got)
+				}
+			}
+		}
+	}
+}
+
+func TestPeekRequestLarge(t *testing.T) {
+	body := proxytest.ClaudeCodeRequest(800<<10, true)
+	p, err := PeekRequest(body)
+	want := Peek{Model: "claude-sonnet-4-5-20250929", Stream: true, UserID: "user_3f2a_account_9c1e_session_6d0b8f3e-1111-4222-8333-944455556666"}
+	if err != nil || p != want {
+		t.Fatalf("PeekRequest = %+v, %v; want %+v", p, err, want)
+	}
+	var cuts []int
+	for c := 1; c < len(body); c += 4093 {
+		cuts = append(cuts, c)
+	}
+	checkPeek(t, body, cuts)
+}
+
+// TestPeekRequestEscapes covers escaped quotes at every position of a word,
+// backslash runs before a quote, strings ending at every position relative to
+// word boundaries, and chunk boundaries anywhere, notably between a backslash
+// and the quote it escapes.
+func TestPeekRequestEscapes(t *testing.T) {
+	var contents []string
+	for off := range 20 {
+		pad := strings.Repeat("a", off)
+		// An escaped quote at each offset, and at each offset after 32 bytes
+		// (past the first words, in the block loop).
+		contents = append(contents, pad+`\"b`, strings.Repeat("x", 40)+pad+`\"b`+strings.Repeat("y", 40))
+		// Runs of 1 to 5 backslashes before a quote: an odd run escapes it,
+		// an even run leaves it to close the string.
+		for run := 1; run <= 5; run++ {
+			bs := strings.Repeat(`\`, run)
+			contents = append(contents, pad+bs+`"`, pad+bs+`"z`, strings.Repeat("é", 20)+pad+bs+`"z\"`+strings.Repeat(`q\\\"`, 10))
+		}
+		// Strings of every length around the word boundaries.
+		contents = append(contents, pad, strings.Repeat("b", 32)+pad, pad+`\\`, pad+`\u00e9\"`)
+	}
+	for _, c := range contents {
+		// A string that does not close where it looks like it might makes
+		// invalid JSON below; checkPeek compares with encoding/json anyway.
+		for _, body := range []string{
+			`{"model":"` + c + `","stream":true}`,
+			`{"x":"` + c + `","model":"m"}`,
+			`{"messages":[{"content":"` + c + `"}],"metadata":{"user_id":"` + c + `"}}`,
+			`{"k` + c + `":1,"model":"m"}`,
+		} {
+			b := []byte(body)
+			// Chunks ending at every offset, and one-byte chunks.
+			cuts := make([]int, len(b))
+			for i := range cuts {
+				cuts[i] = i + 1
+			}
+			checkPeek(t, b, cuts)
+			for cut := 1; cut < len(b); cut++ {
+				checkPeek(t, b, []int{cut})
+			}
+		}
+	}
 }
 
 func TestReadAndPeekReadErrors(t *testing.T) {
@@ -121,6 +381,51 @@ func BenchmarkPeekRequest800KB(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
 		if _, err := PeekRequest(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPeekRequestShapes covers bodies unlike the code-heavy one: a small
+// request (per-string overhead), base64 image data (long runs without
+// quotes) and prose (quotes every few hundred bytes, few escapes).
+func BenchmarkPeekRequestShapes(b *testing.B) {
+	image := `{"model":"m","messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` +
+		strings.Repeat("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==", 8000) + `"}}]}]}`
+	prose := `{"model":"m","messages":[` + strings.Repeat(`{"role":"assistant","content":"`+
+		strings.Repeat(`The function returns \"ok\" when the cache is warm; otherwise it refreshes the entry and retries once. `, 40)+`"},`, 100) + `{}]}`
+	sparse := `{"model":"m","system":"` + strings.Repeat(strings.Repeat("Keep changes minimal and match the surrounding style. ", 9)+`Say \"done\" at the end.\n`, 2000) + `"}`
+	for _, tc := range []struct {
+		name string
+		body []byte
+	}{
+		{"small", proxytest.ClaudeCodeRequest(4<<10, true)},
+		{"image", []byte(image)},
+		{"prose", []byte(prose)},
+		{"sparse", []byte(sparse)},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(tc.body)))
+			for b.Loop() {
+				if _, err := PeekRequest(tc.body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkReadAndPeek800KB reads the body in 16 KB chunks, as from a socket.
+func BenchmarkReadAndPeek800KB(b *testing.B) {
+	body := proxytest.ClaudeCodeRequest(800<<10, true)
+	buf := make([]byte, len(body))
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		var cuts []int
+		for c := 16 << 10; c < len(body); c += 16 << 10 {
+			cuts = append(cuts, c)
+		}
+		if _, err := ReadAndPeek(&splitReader{b: body, cuts: cuts}, buf); err != nil {
 			b.Fatal(err)
 		}
 	}
