@@ -51,8 +51,15 @@ func (b *requestBody) reader() io.ReadCloser {
 // release drops the handler's reference; safe to call more than once.
 func (b *requestBody) release() { b.once.Do(b.unref) }
 
+// staticBody wraps a buffer that is not pooled (a rewritten body).
+func staticBody(buf []byte) *requestBody {
+	b := &requestBody{buf: buf}
+	b.refs.Store(1)
+	return b
+}
+
 func (b *requestBody) unref() {
-	if b.refs.Add(-1) == 0 && b.class < len(b.pool.classes) {
+	if b.refs.Add(-1) == 0 && b.pool != nil && b.class < len(b.pool.classes) {
 		buf := b.buf[:0]
 		b.buf = nil
 		b.pool.classes[b.class].Put(&buf)

@@ -15,7 +15,8 @@ type Exchange struct {
 	Path       string
 	UserAgent  string
 	RemoteAddr string
-	Model      string
+	Model      string // as the client asked
+	ModelSent  string // after proxy.model_map, as the last attempt sent it
 	Stream     bool
 	SessionID  string
 

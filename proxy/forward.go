@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,6 +31,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, ro
 	}
 	w.Header().Set("Longhaul-Request-Id", ex.ID)
 	var body *requestBody
+	var modelSpan anthropic.Span
 	if hasBody {
 		var peek anthropic.Peek
 		var e *Error
@@ -43,6 +46,10 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, ro
 		defer body.release()
 		ex.BytesIn = int64(len(body.buf))
 		ex.Model, ex.SessionID = peek.Model, sessionID(peek.UserID)
+		if ex.SessionID == "" {
+			ex.SessionID = conversationID(peek.SystemSpan.Of(body.buf), peek.FirstMessageSpan.Of(body.buf))
+		}
+		modelSpan = peek.ModelSpan
 		ex.Stream = route == "messages" && peek.Stream
 	}
 	s.observer.Observe(*ex)
@@ -65,7 +72,15 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, ro
 			return
 		}
 		att := Attempt{AccountID: acct.ID, AccountName: acct.Name(), Start: s.now()}
-		fail, committed := s.attempt(w, r, cfg, ex, acct, body)
+		sendBody := body
+		ex.ModelSent = ex.Model
+		if model, ok := mapModel(cfg.ModelMap, ex.Model, acct); ok && model != ex.Model && modelSpan.End > 0 {
+			sendBody, ex.ModelSent = withModel(body.buf, modelSpan, model), model
+		}
+		fail, committed := s.attempt(w, r, cfg, ex, acct, sendBody)
+		if sendBody != body {
+			sendBody.release()
+		}
 		att.Duration = s.now().Sub(att.Start)
 		if committed || fail == nil {
 			att.Status = ex.Status
@@ -285,6 +300,47 @@ func (s *Server) readBody(r *http.Request, limit int64) (*requestBody, anthropic
 		return nil, peek, newError(http.StatusBadRequest, errInvalidRequest, "malformed JSON request body: "+err.Error())
 	}
 	return nil, peek, newError(statusClientClosed, "client_cancelled", err.Error())
+}
+
+// withModel splices another model name into the body; every other byte is
+// the client's.
+func withModel(body []byte, span anthropic.Span, model string) *requestBody {
+	quoted, _ := json.Marshal(model) //nolint:errcheck // a string always encodes
+	buf := make([]byte, 0, len(body)-(span.End-span.Start)+len(quoted))
+	buf = append(append(append(buf, body[:span.Start]...), quoted...), body[span.End:]...)
+	return staticBody(buf)
+}
+
+// conversationID identifies a session whose client sends no user id: a hash
+// of the system prompt and the first user text, which stay the same for the
+// whole conversation. Empty when there is neither.
+func conversationID(system, firstMessage []byte) string {
+	var msg struct {
+		Content json.RawMessage `json:"content"`
+	}
+	var text string
+	if json.Unmarshal(firstMessage, &msg) == nil {
+		if json.Unmarshal(msg.Content, &text) != nil {
+			var blocks []struct{ Type, Text string }
+			if json.Unmarshal(msg.Content, &blocks) == nil {
+				var b strings.Builder
+				for _, bl := range blocks {
+					if bl.Type == "text" {
+						b.WriteString(bl.Text)
+					}
+				}
+				text = b.String()
+			}
+		}
+	}
+	if len(system) == 0 && text == "" {
+		return ""
+	}
+	h := sha256.New()
+	h.Write(system)
+	h.Write([]byte{0})
+	h.Write([]byte(text))
+	return "conv-" + hex.EncodeToString(h.Sum(nil)[:12])
 }
 
 // sessionID extracts the session from metadata.user_id. Claude Code sends

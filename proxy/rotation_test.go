@@ -268,3 +268,46 @@ func TestConcurrentRequestsWithAFlakyAccount(t *testing.T) {
 		t.Errorf("pool counted %d errors; the flaky account failed %d times", errs, flip.Load()/2)
 	}
 }
+
+func TestModelMapRewritesOnlyTheModel(t *testing.T) {
+	f := newRotationFixture(t, 1, Config{ModelMap: []ModelMapping{{Pattern: "claude-3-5-haiku*", Model: "claude-haiku-4-5"}}})
+	body := `{"model" : "claude-3-5-haiku-20241022",  "max_tokens":8,"zeta":{"cache_control":{"type":"ephemeral"}},"messages":[{"role":"user","content":"hé \"q\""}]}`
+	if resp, _ := f.post(t, body); resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	want := strings.Replace(body, `"claude-3-5-haiku-20241022"`, `"claude-haiku-4-5"`, 1)
+	if got := string(f.ups[0].LastRequest().Body); got != want {
+		t.Errorf("upstream body:\n got %s\nwant %s", got, want)
+	}
+	if ex := f.obs.last(t); ex.Model != "claude-3-5-haiku-20241022" || ex.ModelSent != "claude-haiku-4-5" {
+		t.Errorf("exchange model %q → %q", ex.Model, ex.ModelSent)
+	}
+	// A model no pattern matches is forwarded byte for byte.
+	other := `{"model":"claude-sonnet-4-5", "max_tokens":8,"messages":[]}`
+	f.post(t, other)
+	if got := string(f.ups[0].LastRequest().Body); got != other {
+		t.Errorf("unmapped body changed: %s", got)
+	}
+}
+
+func TestSessionWithoutUserIDIsTheConversation(t *testing.T) {
+	f := newRotationFixture(t, 1, Config{})
+	req := func(system, first, last string) string {
+		return `{"model":"m","system":"` + system + `","messages":[{"role":"user","content":[{"type":"text","text":"` + first + `"}]},{"role":"assistant","content":"ok"},{"role":"user","content":"` + last + `"}]}`
+	}
+	session := func(body string) string {
+		t.Helper()
+		f.post(t, body)
+		return f.obs.last(t).SessionID
+	}
+	a1 := session(req("You are helpful.", "Fix the bug", "turn 1"))
+	a2 := session(req("You are helpful.", "Fix the bug", "turn 2, later"))
+	b := session(req("You are helpful.", "Write docs", "turn 1"))
+	c := session(req("You are terse.", "Fix the bug", "turn 1"))
+	if a1 == "" || a1 != a2 {
+		t.Errorf("one conversation got sessions %q and %q; want one non-empty id", a1, a2)
+	}
+	if b == a1 || c == a1 || b == c {
+		t.Errorf("different conversations share a session: %q %q %q", a1, b, c)
+	}
+}

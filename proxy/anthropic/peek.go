@@ -20,6 +20,21 @@ type Peek struct {
 	Stream bool
 	// UserID is metadata.user_id; Claude Code puts its session id there.
 	UserID string
+	// Where things are in the body, so the proxy can splice (a mapped model)
+	// or hash (a session without user id) without decoding the rest.
+	ModelSpan, SystemSpan, FirstMessageSpan Span
+}
+
+// Span is a half-open byte range [Start, End) of a JSON value in the body;
+// the zero Span means absent.
+type Span struct{ Start, End int }
+
+// Of returns the spanned bytes of body (nil when absent).
+func (sp Span) Of(body []byte) []byte {
+	if sp.End <= sp.Start || sp.End > len(body) {
+		return nil
+	}
+	return body[sp.Start:sp.End]
 }
 
 // SyntaxError reports malformed JSON with the byte offset of the problem.
@@ -80,9 +95,29 @@ func peek(s *scanner) (Peek, error) {
 	err := s.object(0, func(key []byte) error {
 		switch string(key) {
 		case "model":
+			start := s.i
 			v, err := s.stringValue("model")
-			p.Model = v
+			p.Model, p.ModelSpan = v, Span{start, s.i}
 			return err
+		case "system":
+			start := s.i
+			err := s.value(1)
+			p.SystemSpan = Span{start, s.i}
+			return err
+		case "messages":
+			p.FirstMessageSpan = Span{} // a repeated key: the last one counts
+			if s.more() && s.b[s.i] == '[' {
+				first := true
+				return s.arrayEach(1, func() error {
+					start := s.i
+					err := s.value(2)
+					if first {
+						p.FirstMessageSpan, first = Span{start, s.i}, false
+					}
+					return err
+				})
+			}
+			return s.value(1)
 		case "stream":
 			switch {
 			case s.literal("true"):
@@ -226,6 +261,12 @@ func (s *scanner) object(depth int, member func(key []byte) error) error {
 }
 
 func (s *scanner) array(depth int) error {
+	return s.arrayEach(depth, func() error { return s.value(depth + 1) })
+}
+
+// arrayEach scans an array starting at '[', calling element with the scanner
+// positioned at each element; element must consume it.
+func (s *scanner) arrayEach(depth int, element func() error) error {
 	if depth > maxDepth {
 		return s.fail("nesting too deep")
 	}
@@ -236,7 +277,7 @@ func (s *scanner) array(depth int) error {
 		return nil
 	}
 	for {
-		if err := s.value(depth + 1); err != nil {
+		if err := element(); err != nil {
 			return err
 		}
 		s.ws()

@@ -31,7 +31,7 @@ func TestPeekRequest(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := PeekRequest([]byte(tt.body))
-			if err != nil || got != tt.want {
+			if err != nil || fields(got) != tt.want {
 				t.Errorf("PeekRequest(%q) = %+v, %v; want %+v", tt.body, got, err, tt.want)
 			}
 		})
@@ -116,9 +116,35 @@ func checkPeek(t testing.TB, body []byte, cuts []int) {
 	if err != nil {
 		t.Fatalf("PeekRequest(%q) rejected valid JSON: %v", body, err)
 	}
-	if got != want {
+	if fields(got) != want {
 		t.Fatalf("PeekRequest(%q) = %+v; want %+v", body, got, want)
 	}
+	// Each span holds exactly the value encoding/json sees.
+	var messages []json.RawMessage
+	json.Unmarshal(m["messages"], &messages) //nolint:errcheck // not an array: no span expected
+	var first json.RawMessage
+	if len(messages) > 0 {
+		first = messages[0]
+	}
+	model := m["model"]
+	if string(model) == "null" {
+		model = json.RawMessage("null")
+	}
+	for _, sp := range []struct {
+		name string
+		span Span
+		want []byte
+	}{{"model", got.ModelSpan, model}, {"system", got.SystemSpan, m["system"]}, {"first message", got.FirstMessageSpan, first}} {
+		if !bytes.Equal(sp.span.Of(body), sp.want) {
+			t.Fatalf("PeekRequest(%q) %s span = %q; want %q", body, sp.name, sp.span.Of(body), sp.want)
+		}
+	}
+}
+
+// fields drops the spans, for comparing what was read.
+func fields(p Peek) Peek {
+	p.ModelSpan, p.SystemSpan, p.FirstMessageSpan = Span{}, Span{}, Span{}
+	return p
 }
 
 // repeatsPeekedField reports whether the object body names a field that
@@ -304,8 +330,11 @@ func TestPeekRequestLarge(t *testing.T) {
 	body := proxytest.ClaudeCodeRequest(800<<10, true)
 	p, err := PeekRequest(body)
 	want := Peek{Model: "claude-sonnet-4-5-20250929", Stream: true, UserID: "user_3f2a_account_9c1e_session_6d0b8f3e-1111-4222-8333-944455556666"}
-	if err != nil || p != want {
+	if err != nil || fields(p) != want {
 		t.Fatalf("PeekRequest = %+v, %v; want %+v", p, err, want)
+	}
+	if got := string(p.FirstMessageSpan.Of(body)); !strings.HasPrefix(got, `{"role":"user"`) || !strings.HasSuffix(got, "}") {
+		t.Errorf("first message span = %q", got)
 	}
 	var cuts []int
 	for c := 1; c < len(body); c += 4093 {
