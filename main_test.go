@@ -164,6 +164,22 @@ func TestCLIChangesReachRunningInstance(t *testing.T) {
 		t.Errorf("invalid threshold accepted: %v %q", err, out)
 	}
 
+	// Disable and re-enable: the instance follows each change.
+	if out, err := runCLI(t, bin, dataDir, "", "account", "disable", "1"); err != nil || !strings.Contains(out, "disabled account 1") {
+		t.Fatalf("account disable: %v %s", err, out)
+	}
+	eventually(t, "instance stops using the disabled account", func() (bool, string) {
+		status, body := post(proxyURL, req)
+		return status == 503 && strings.Contains(body, "disabled"), strconv.Itoa(status) + " " + body
+	})
+	if out, err := runCLI(t, bin, dataDir, "", "account", "enable", "1"); err != nil || !strings.Contains(out, "enabled account 1") {
+		t.Fatalf("account enable: %v %s", err, out)
+	}
+	eventually(t, "instance uses the re-enabled account", func() (bool, string) {
+		status, body := post(proxyURL, req)
+		return status == 200, strconv.Itoa(status) + " " + body
+	})
+
 	if out, err := runCLI(t, bin, dataDir, "", "account", "rm", "1"); err != nil {
 		t.Fatalf("account rm: %v %s", err, out)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"longhaul/proxy"
+	"longhaul/proxy/proxytest"
 	"longhaul/store"
 )
 
@@ -263,5 +264,75 @@ func TestAccountsViewMasksSecretsAndShowsLiveState(t *testing.T) {
 	v := views[0]
 	if v.Key != "sk-…WXYZ" || v.CoolingUntil["claude-sonnet-4-5"].IsZero() || v.RateLimit["Anthropic-Ratelimit-Requests-Remaining"] != "0" || v.Errors != 1 {
 		t.Errorf("view = %+v; want masked key, cooldown, quota header and one error", v)
+	}
+}
+
+func TestRevokedAccountIsPersistedAndComesBackWhenReEnabled(t *testing.T) {
+	ctx := context.Background()
+	dbPath := filepath.Join(t.TempDir(), "longhaul.db")
+	st, err := store.Open(ctx, dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	up := proxytest.NewUpstream()
+	defer up.Close()
+	up.SetDefault(proxytest.Unauthorized())
+	var a *App
+	srv, err := proxy.New(proxy.Config{}, proxy.Options{OnAccountRevoked: func(id int64, reason string) { a.AccountRevoked(id, reason) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a = New(Deps{Store: st, Proxy: srv})
+	acct, err := st.AddAccount(ctx, store.Account{Label: "k", BaseURL: up.URL, Secret: "sk-ant-revoked-000000", Enabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { a.Run(runCtx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	front := httptest.NewServer(srv.Handler())
+	defer front.Close()
+	call := func() int {
+		r, err := http.Post(front.URL+"/v1/messages", "application/json", strings.NewReader(`{"model":"m","max_tokens":1,"messages":[]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+		return r.StatusCode
+	}
+	if got := call(); got != 401 {
+		t.Fatalf("first call = %d; want the upstream's 401 passed on", got)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		stored, err := st.Account(ctx, acct.ID)
+		if err == nil && !stored.Enabled && strings.Contains(stored.DisabledReason, "invalid x-api-key") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("account not disabled in the store: %+v %v", stored, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := call(); got != 503 {
+		t.Errorf("call after revocation = %d; want 503 (no usable account)", got)
+	}
+	up.SetDefault(proxytest.Reply{Message: proxytest.TextMessage("", "ok")})
+	if err := st.SetAccountEnabled(ctx, acct.ID, true, ""); err != nil { // the user re-enables it
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	for call() != 200 {
+		if time.Now().After(deadline) {
+			t.Fatal("re-enabled account not used again")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

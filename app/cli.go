@@ -33,6 +33,7 @@ const cliUsage = `usage:
   longhaul account add --base-url URL --key KEY|- [--label L] [--kind anthropic]
   longhaul account list
   longhaul account rm ID
+  longhaul account enable ID | account disable ID
   longhaul settings get [KEY]
   longhaul settings set KEY VALUE
   longhaul settings reset KEY
@@ -103,7 +104,7 @@ func (c *CLI) Run(ctx context.Context, args []string) error {
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.Label, a.Kind, a.BaseURL, a.MaskedSecret(), status)
 		}
 		return tw.Flush()
-	case "account rm":
+	case "account rm", "account enable", "account disable":
 		if len(rest) != 1 {
 			return c.usage()
 		}
@@ -111,10 +112,19 @@ func (c *CLI) Run(ctx context.Context, args []string) error {
 		if err != nil {
 			return fmt.Errorf("account id %q is not a number", rest[0])
 		}
-		if err := st.DeleteAccount(ctx, id); err != nil {
-			return fmt.Errorf("remove account %d: %w", id, err)
+		switch args[1] {
+		case "rm":
+			err = st.DeleteAccount(ctx, id)
+		case "enable":
+			err = st.SetAccountEnabled(ctx, id, true, "")
+		default:
+			err = st.SetAccountEnabled(ctx, id, false, "disabled by the user")
 		}
-		fmt.Fprintf(c.Stdout, "removed account %d\n", id)
+		if err != nil {
+			return fmt.Errorf("%s account %d: %w", args[1], id, err)
+		}
+		done := map[string]string{"rm": "removed", "enable": "enabled", "disable": "disabled"}[args[1]]
+		fmt.Fprintf(c.Stdout, "%s account %d\n", done, id)
 	case "settings get":
 		keys := rest
 		if len(keys) == 0 {
