@@ -3,6 +3,8 @@ package proxy
 import (
 	"strconv"
 	"strings"
+
+	"longhaul/proxy/modelname"
 )
 
 // ModelMapping maps a client model name or * pattern to an upstream model,
@@ -22,10 +24,10 @@ func mapModel(mappings []ModelMapping, model string, acct Account) (string, bool
 		if m.Account != "" && m.Account != acct.Label && m.Account != acct.Kind && m.Account != strconv.FormatInt(acct.ID, 10) {
 			continue
 		}
-		if !matchModel(m.Pattern, model) {
+		if !modelname.Match(m.Pattern, model) {
 			continue
 		}
-		score := 2 * (len(m.Pattern) - strings.Count(m.Pattern, "*"))
+		score := 2 * modelname.Literal(m.Pattern)
 		if !strings.Contains(m.Pattern, "*") {
 			score += 1 << 20 // an exact name beats any pattern
 		}
@@ -40,26 +42,4 @@ func mapModel(mappings []ModelMapping, model string, acct Account) (string, bool
 		return model, false
 	}
 	return mappings[best].Model, true
-}
-
-// matchModel matches a name against a pattern where * stands for any run of
-// characters (and nothing else is special: model names contain dots).
-func matchModel(pattern, name string) bool {
-	parts := strings.Split(pattern, "*")
-	if len(parts) == 1 {
-		return pattern == name
-	}
-	if !strings.HasPrefix(name, parts[0]) {
-		return false
-	}
-	name = name[len(parts[0]):]
-	last := parts[len(parts)-1]
-	for _, part := range parts[1 : len(parts)-1] {
-		i := strings.Index(name, part)
-		if i < 0 {
-			return false
-		}
-		name = name[i+len(part):]
-	}
-	return strings.HasSuffix(name, last) && len(name) >= len(last)
 }

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"longhaul/proxy/modelname"
 )
 
 // Pool holds the upstream accounts and their health, and picks one for each
@@ -164,7 +166,7 @@ func (p *Pool) usableLocked(a Account, model string) bool {
 	if _, revoked := p.revoked[a.ID]; revoked {
 		return false
 	}
-	return len(a.Models) == 0 || slices.ContainsFunc(a.Models, func(m string) bool { return matchModel(m, model) })
+	return len(a.Models) == 0 || slices.ContainsFunc(a.Models, func(m string) bool { return modelname.Match(m, model) })
 }
 
 func (p *Pool) coolingLocked(id int64, model string, now time.Time) bool {

@@ -3,6 +3,8 @@ package compact
 import (
 	"sort"
 	"strings"
+
+	"longhaul/proxy/modelname"
 )
 
 // Context-window defaults (SPEC §3).
@@ -44,7 +46,7 @@ func NewLimits(table map[string]int, def int) *Limits {
 		if n <= 0 || p == "" {
 			continue
 		}
-		score := len(p) - strings.Count(p, "*")
+		score := modelname.Literal(p)
 		if !strings.Contains(p, "*") {
 			score += 1 << 20 // exact names win over every pattern
 		}
@@ -70,7 +72,7 @@ func (l *Limits) For(model string, betas []string) int {
 	n := l.def
 	m := strings.ToLower(model)
 	for _, e := range l.entries {
-		if glob(e.pattern, m) {
+		if modelname.Match(e.pattern, m) {
 			n = e.tokens
 			break
 		}
@@ -81,29 +83,6 @@ func (l *Limits) For(model string, betas []string) int {
 		}
 	}
 	return n
-}
-
-// glob matches s against a pattern where '*' matches any run of characters
-// (including '/', unlike path.Match: model names like "anthropic/claude-x"
-// must match "*claude*").
-func glob(pattern, s string) bool {
-	parts := strings.Split(pattern, "*")
-	if len(parts) == 1 {
-		return pattern == s
-	}
-	if !strings.HasPrefix(s, parts[0]) {
-		return false
-	}
-	s = s[len(parts[0]):]
-	last := parts[len(parts)-1]
-	for _, p := range parts[1 : len(parts)-1] {
-		i := strings.Index(s, p)
-		if i < 0 {
-			return false
-		}
-		s = s[i+len(p):]
-	}
-	return strings.HasSuffix(s, last) && len(s) >= len(last)
 }
 
 // ParseBetas splits anthropic-beta header values ("a,b", "c") into names.
