@@ -442,9 +442,25 @@ func TestFirstByteDelayHonoursHangUp(t *testing.T) {
 	u := NewUpstream()
 	defer u.Close()
 	u.Enqueue(Reply{Message: fullMessage(), FirstByteDelay: time.Minute})
-	c := &http.Client{Timeout: 50 * time.Millisecond}
-	if _, err := c.Post(u.URL+"/v1/messages", "application/json", strings.NewReader(`{}`)); err == nil {
-		t.Fatal("expected timeout")
+	// Hang up only once the handler has the request: a fixed client timeout
+	// can fire before the handler starts on a loaded machine.
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, u.URL+"/v1/messages", strings.NewReader(`{}`))
+		_, err := http.DefaultClient.Do(req)
+		done <- err
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(u.Requests()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the upstream never received the request")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("request succeeded; want it cancelled")
 	}
 	if !u.WaitCanceled(2 * time.Second) {
 		t.Fatal("delay did not end on hang-up")
