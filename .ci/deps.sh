@@ -22,7 +22,7 @@ version_ge "$node_version" "$need_node" || die "Node.js $need_node+ is required 
 packages=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev)
 if [ "$purpose" = test ]; then
   # A real browser for the UI test, a virtual display and session bus for the window test.
-  packages+=(chromium xvfb xauth dbus dbus-x11 xdotool x11-utils imagemagick)
+  packages+=(chromium xvfb xauth dbus dbus-x11 xdotool x11-utils imagemagick curl)
 fi
 missing=()
 for p in "${packages[@]}"; do
@@ -37,7 +37,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
   echo "Installing: ${missing[*]}"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
 # npm ci only when the lock file changed since the last install.
