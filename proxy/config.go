@@ -33,6 +33,38 @@ type Config struct {
 	NoSessionAffinity bool
 	// ModelMap rewrites client model names to upstream ones.
 	ModelMap []ModelMapping
+	// Compaction configures context pressure, compaction and signature
+	// repair on /v1/messages. The zero value is SPEC's defaults, all on.
+	Compaction CompactionConfig
+	// CaptureBodies keeps a copy of every request and reply body in the
+	// Exchange (history). Off, bodies are kept only when compaction rewrote
+	// the request. The copy is made after the reply is complete.
+	CaptureBodies bool
+	// MaxCaptureBytes caps each captured body; 0 means 2 MiB.
+	MaxCaptureBytes int
+}
+
+// CompactionConfig is SPEC §3–§6 as the proxy reads it. Zero values mean the
+// defaults: thresholds 0.4/0.55/0.7, 5 tool rounds, 4 protected messages,
+// 200,000-character tool results, the built-in context-limit table, and every
+// repair switched on.
+type CompactionConfig struct {
+	ThresholdL1, ThresholdL2, ThresholdL3 float64
+	KeepToolRounds                        int
+	ProtectLastMessages                   int
+	MaxToolResultChars                    int
+	// SummaryModel is the background model Layer 3 asks for a summary,
+	// through the same account pool; "" means claude-haiku-4-5.
+	SummaryModel string
+	// ContextLimits maps model names or * patterns to context windows; nil
+	// means the built-in table. DefaultContextLimit is for unknown models.
+	ContextLimits       map[string]int
+	DefaultContextLimit int
+
+	NoSignatureCache   bool // proxy.experimental.enable_signature_cache off
+	NoToolLoopRecovery bool // enable_tool_loop_recovery off: dropped signatures are not restored
+	NoCrossModelChecks bool // enable_cross_model_checks off
+	NoUsageScaling     bool // enable_usage_scaling off: no calibration against real usage
 }
 
 const (

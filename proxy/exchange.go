@@ -33,9 +33,40 @@ type Exchange struct {
 	Usage      Usage
 	StopReason string
 	// Signatures are the thinking signatures the upstream issued, in order;
-	// ToolUseIDs the tool_use blocks it opened. The signature cache reads them.
-	Signatures []string
-	ToolUseIDs []string
+	// ToolUseIDs the tool_use blocks it opened, and ToolUseSignatures[i] the
+	// signature in effect when ToolUseIDs[i] opened ("" when none). The
+	// signature cache reads them.
+	Signatures        []string
+	ToolUseIDs        []string
+	ToolUseSignatures []string
+
+	// Context pressure and compaction, for /v1/messages (zero elsewhere).
+	// Tokens are calibrated estimates; Pressure* are tokens / ContextLimit.
+	ContextLimit   int
+	TokensBefore   int // the request as received
+	TokensAfter    int // the request as forwarded
+	PressureBefore float64
+	PressureAfter  float64
+	// Compaction lists every step that changed the request, in order.
+	Compaction []CompactionStep
+	// SignatureRecoveries counts thinking signatures restored from the
+	// signature cache; CrossModelDropped thinking blocks removed because their
+	// signature belongs to another model family.
+	SignatureRecoveries int
+	CrossModelDropped   int
+	// RequestBody is the request exactly as received: always kept when the
+	// proxy rewrote it lossily (so the monitor can show before/after), and for
+	// every request when Config.CaptureBodies is on. ForwardedBody is what
+	// went upstream when it differs. ReplyBody is the reply: the JSON of a
+	// non-stream reply, the reconstructed message of a stream. Each is capped
+	// at Config.MaxCaptureBytes and is a copy the observer may keep. Keys
+	// travel in headers, which are not kept; bodies may still hold
+	// key-shaped text a client pasted, so a store redacts before writing.
+	RequestBody   []byte
+	ForwardedBody []byte
+	ReplyBody     []byte
+	// BodiesTruncated reports that a body was cut at MaxCaptureBytes.
+	BodiesTruncated bool
 
 	Attempts []Attempt
 	BytesIn  int64
@@ -65,6 +96,24 @@ func (ex *Exchange) clientGone() {
 		ex.StreamOutcome = "client_cancelled"
 	}
 }
+
+// CompactionStep is one step of the compaction pipeline that changed a
+// request (the tool-result compressor, purification, Layer 1–3, signature repair).
+type CompactionStep struct {
+	Layer        string // "tool-results", "purify", "signatures", "Layer-1", "Layer-2", "Layer-3"
+	TokensBefore int    // calibrated estimates
+	TokensAfter  int
+	RawBefore    int // uncalibrated estimates
+	RawAfter     int
+	// Items is what the step touched: tool results compressed, rounds removed,
+	// thinking blocks elided or dropped, messages summarised, signatures restored.
+	Items    int
+	Duration time.Duration
+	CacheHit bool // Layer 3: the summary came from the per-session cache
+}
+
+// TokensSaved is how many (estimated) tokens the step took out.
+func (c CompactionStep) TokensSaved() int { return c.TokensBefore - c.TokensAfter }
 
 // ExchangeState tells a live view whether a record is new or final.
 type ExchangeState string

@@ -153,6 +153,16 @@ type streamTap struct {
 	upstreamError bool
 }
 
+// toolUse records a tool_use block and the signature in effect when it opened.
+func (ex *Exchange) toolUse(id string) {
+	sig := ""
+	if n := len(ex.Signatures); n > 0 {
+		sig = ex.Signatures[n-1]
+	}
+	ex.ToolUseIDs = append(ex.ToolUseIDs, id)
+	ex.ToolUseSignatures = append(ex.ToolUseSignatures, sig)
+}
+
 var (
 	signatureDelta = []byte(`"signature_delta"`)
 	toolUseBlock   = []byte(`"tool_use"`)
@@ -174,7 +184,7 @@ func (t *streamTap) observe(ev sse.Event) {
 				Block struct{ Type, ID string } `json:"content_block"`
 			}
 			if json.Unmarshal(ev.Data, &v) == nil && v.Block.Type == "tool_use" {
-				t.ex.ToolUseIDs = append(t.ex.ToolUseIDs, v.Block.ID)
+				t.ex.toolUse(v.Block.ID)
 			}
 		}
 	case "content_block_delta":
@@ -257,7 +267,7 @@ func (s *Server) relayBody(ctx context.Context, w http.ResponseWriter, ex *Excha
 				case c.Type == "thinking" && c.Signature != "":
 					ex.Signatures = append(ex.Signatures, c.Signature)
 				case c.Type == "tool_use":
-					ex.ToolUseIDs = append(ex.ToolUseIDs, c.ID)
+					ex.toolUse(c.ID)
 				}
 			}
 		}
