@@ -68,6 +68,10 @@ func (s *Server) relayStream(ctx context.Context, w http.ResponseWriter, cfg *Co
 	ex.Status = resp.StatusCode
 	ex.rateLimit = rateLimitHeaders(resp.Header)
 	tap := streamTap{ex: ex}
+	if cfg.CaptureBodies { // history: the reconstructed message, built as events pass
+		tap.reply = newReplyBuilder(captureLimit(cfg))
+		defer tap.keepReply()
+	}
 	keepAlive := time.NewTimer(cfg.KeepAlive)
 	defer keepAlive.Stop()
 
@@ -151,6 +155,7 @@ type streamTap struct {
 	ex            *Exchange
 	stopped       bool
 	upstreamError bool
+	reply         *replyBuilder // nil unless Config.CaptureBodies
 }
 
 // toolUse records a tool_use block and the signature in effect when it opened.
@@ -169,6 +174,9 @@ var (
 )
 
 func (t *streamTap) observe(ev sse.Event) {
+	if t.reply != nil {
+		t.reply.add(ev)
+	}
 	switch ev.Name {
 	case "message_start":
 		var v struct {
@@ -241,7 +249,9 @@ func (s *Server) relayBody(ctx context.Context, w http.ResponseWriter, ex *Excha
 	ex.rateLimit = rateLimitHeaders(resp.Header)
 	ex.FirstByte = s.now()
 	tapped := &cappedBuffer{limit: maxTappedBody}
-	n, err := io.Copy(w, io.TeeReader(resp.Body, tapped))
+	sink, keepReply := s.captureReply(tapped)
+	n, err := io.Copy(w, io.TeeReader(resp.Body, sink))
+	keepReply(ex)
 	ex.BytesOut = n
 	if err != nil {
 		if ctx.Err() != nil && context.Cause(ctx) == context.Canceled {
