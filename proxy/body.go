@@ -48,6 +48,9 @@ func (b *requestBody) reader() io.ReadCloser {
 	return &bodyReader{Reader: bytes.NewReader(b.buf), body: b}
 }
 
+// retain adds a reference, dropped with unref.
+func (b *requestBody) retain() { b.refs.Add(1) }
+
 // release drops the handler's reference; safe to call more than once.
 func (b *requestBody) release() { b.once.Do(b.unref) }
 

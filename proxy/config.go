@@ -61,6 +61,10 @@ type CompactionConfig struct {
 	ContextLimits       map[string]int
 	DefaultContextLimit int
 
+	// SignatureCacheSize bounds each of the signature cache's three maps;
+	// 0 means 10,000 entries.
+	SignatureCacheSize int
+
 	NoSignatureCache   bool // proxy.experimental.enable_signature_cache off
 	NoToolLoopRecovery bool // enable_tool_loop_recovery off: dropped signatures are not restored
 	NoCrossModelChecks bool // enable_cross_model_checks off
@@ -95,6 +99,9 @@ func (c Config) withDefaults() Config {
 	if c.KeepAlive <= 0 {
 		c.KeepAlive = defaultKeepAlive
 	}
+	if c.MaxCaptureBytes <= 0 {
+		c.MaxCaptureBytes = defaultMaxCapture
+	}
 	return c
 }
 
@@ -124,6 +131,9 @@ func (c Config) Validate() error {
 		if m.Pattern == "" || m.Model == "" {
 			return fmt.Errorf("model map entry %d: pattern and model are required", i+1)
 		}
+	}
+	if err := c.Compaction.validate(); err != nil {
+		return err
 	}
 	if !c.Loopback() && c.ClientKey == "" {
 		return fmt.Errorf("bind %s: %w", c.Bind, ErrClientKeyRequired)

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"net/http"
 	"time"
 )
@@ -74,6 +75,37 @@ type Exchange struct {
 
 	abort     bool        // the reply broke off mid-body: the connection must be aborted
 	rateLimit http.Header // the reply's anthropic-ratelimit-* headers, for the quota view
+	kept      *requestBody
+	keptMax   int
+}
+
+// keepRequestBody holds a reference to the client's body so RequestBody can
+// be copied when the exchange finishes: after the reply, off the latency
+// path, and even if a committed stream already let the buffer go.
+func (ex *Exchange) keepRequestBody(b *requestBody, max int) {
+	if b == nil || ex.kept != nil {
+		return
+	}
+	b.retain()
+	ex.kept, ex.keptMax = b, max
+}
+
+func (ex *Exchange) takeRequestBody() {
+	if ex.kept == nil {
+		return
+	}
+	ex.RequestBody = bytes.Clone(capBody(ex.kept.buf, ex.keptMax, &ex.BodiesTruncated))
+	ex.kept.unref()
+	ex.kept = nil
+}
+
+// capBody returns at most max bytes of b, noting a cut.
+func capBody(b []byte, max int, truncated *bool) []byte {
+	if max > 0 && len(b) > max {
+		*truncated = true
+		return b[:max]
+	}
+	return b
 }
 
 // outcome is what a committed exchange says about its account: a stream that

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"longhaul/proxy/anthropic"
+	"longhaul/proxy/compact"
 )
 
 // statusClientClosed records a client that hung up (nginx's convention).
@@ -24,7 +25,7 @@ const maxErrorBody = 1 << 20
 
 // forward runs one API request: read and peek the body, try accounts until
 // one answers or attempts run out, relay the answer, record the exchange.
-func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, route string, hasBody bool) {
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, comp *compactor, route string, hasBody bool) {
 	ex := &Exchange{
 		ID: newExchangeID(), State: ExchangeStarted, Route: route, Method: r.Method, Path: r.URL.Path,
 		UserAgent: r.UserAgent(), RemoteAddr: r.RemoteAddr, Start: s.now(),
@@ -54,6 +55,32 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, ro
 	}
 	s.observer.Observe(*ex)
 
+	// base is what every attempt sends: the client's bytes, or the compacted
+	// rewrite of them (a new buffer; the client's is never modified).
+	base := body
+	var compacted compact.Result
+	if route == "messages" && comp != nil {
+		res, e := s.compactRequest(r.Context(), comp, r, ex, body.buf)
+		if e != nil {
+			ex.keepRequestBody(body, cfg.MaxCaptureBytes)
+			s.finish(ex, e.Status, e)
+			writeError(w, e)
+			return
+		}
+		compacted = res
+		if res.Changed {
+			base = staticBody(res.Body)
+			modelSpan = anthropic.Span{}
+			if p, err := anthropic.PeekRequest(res.Body); err == nil {
+				modelSpan = p.ModelSpan
+			}
+			ex.ForwardedBody = capBody(res.Body, cfg.MaxCaptureBytes, &ex.BodiesTruncated)
+		}
+	}
+	if hasBody && (cfg.CaptureBodies || compacted.Changed) {
+		ex.keepRequestBody(body, cfg.MaxCaptureBytes)
+	}
+
 	var last *upstreamFailure
 	var exclude []int64
 	for attempt := range cfg.MaxAttempts {
@@ -72,13 +99,13 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, ro
 			return
 		}
 		att := Attempt{AccountID: acct.ID, AccountName: acct.Name(), Start: s.now()}
-		sendBody := body
+		sendBody := base
 		ex.ModelSent = ex.Model
 		if model, ok := mapModel(cfg.ModelMap, ex.Model, acct); ok && model != ex.Model && modelSpan.End > 0 {
-			sendBody, ex.ModelSent = withModel(body.buf, modelSpan, model), model
+			sendBody, ex.ModelSent = withModel(base.buf, modelSpan, model), model
 		}
 		fail, committed := s.attempt(w, r, cfg, ex, acct, sendBody)
-		if sendBody != body {
+		if sendBody != base {
 			sendBody.release()
 		}
 		att.Duration = s.now().Sub(att.Start)
@@ -87,6 +114,9 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, ro
 			ex.Attempts = append(ex.Attempts, att)
 			s.finish(ex, ex.Status, nil)
 			s.pool.Report(acct.ID, ex.Model, ex.outcome(), s.now())
+			if comp != nil {
+				s.learn(comp, compacted, ex)
+			}
 			if ex.abort {
 				// Abort the connection so the client sees a truncated reply, not a complete one.
 				panic(http.ErrAbortHandler)
@@ -140,6 +170,7 @@ func (s *Server) finish(ex *Exchange, status int, e *Error) {
 	if e != nil && ex.ErrorType == "" {
 		ex.ErrorType, ex.ErrorMessage = e.Type, e.Message
 	}
+	ex.takeRequestBody()
 	s.observer.Observe(*ex)
 }
 

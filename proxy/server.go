@@ -18,6 +18,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"longhaul/proxy/compact"
 )
 
 // Options are the proxy's collaborators. Every field is optional.
@@ -34,6 +36,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock. If nil, time.Now.
 	Now func() time.Time
+	// Calibrator keeps what real usage taught the token estimator. If nil, a
+	// fresh one (every factor 1) is used; pass one to persist it.
+	Calibrator *compact.Calibrator
 }
 
 // Server is the proxy. It can be started, stopped and started again (the tray
@@ -47,7 +52,9 @@ type Server struct {
 	bodies    bodyPool
 	handler   http.Handler
 
-	cfg      atomic.Pointer[Config]
+	calibrator *compact.Calibrator
+	comp       atomic.Pointer[compactor] // rebuilt when Config.Compaction changes
+	cfg        atomic.Pointer[Config]
 	requests atomic.Int64
 
 	mu       sync.Mutex // guards the listener state below
@@ -65,8 +72,12 @@ func New(cfg Config, opts Options) (*Server, error) {
 		transport: opts.Transport,
 		observer:  opts.Observer,
 		log:       opts.Logger,
-		now:       opts.Now,
-		pool:      NewPool(opts.OnAccountRevoked),
+		now:        opts.Now,
+		pool:       NewPool(opts.OnAccountRevoked),
+		calibrator: opts.Calibrator,
+	}
+	if s.calibrator == nil {
+		s.calibrator = compact.NewCalibrator(compact.CalibratorOptions{})
 	}
 	if s.transport == nil {
 		s.transport = newTransport()
@@ -85,6 +96,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.cfg.Store(&c)
+	s.comp.Store(s.newCompactor(c.Compaction, nil))
 	s.handler = s.routes()
 	return s, nil
 }
@@ -100,6 +112,9 @@ func newTransport() *http.Transport {
 		ForceAttemptHTTP2:     true,
 	}
 }
+
+// Calibrator is the token estimator's calibration, for persisting.
+func (s *Server) Calibrator() *compact.Calibrator { return s.calibrator }
 
 // Config returns the configuration new requests use.
 func (s *Server) Config() Config { return *s.cfg.Load() }
@@ -204,8 +219,13 @@ func (s *Server) Reconfigure(cfg Config) error {
 		return err
 	}
 	old := s.cfg.Load()
+	comp := s.comp.Load()
+	if !comp.cfg.equal(c.Compaction) {
+		comp = s.newCompactor(c.Compaction, comp)
+	}
 	if s.srv == nil || old.Addr() == c.Addr() {
 		s.cfg.Store(&c)
+		s.comp.Store(comp)
 		return nil
 	}
 	oldSrv := s.srv
@@ -215,6 +235,7 @@ func (s *Server) Reconfigure(cfg Config) error {
 		return err
 	}
 	s.cfg.Store(&c)
+	s.comp.Store(comp)
 	s.draining.Add(1)
 	go func() {
 		defer s.draining.Done()
@@ -257,7 +278,7 @@ func (s *Server) api(route string, hasBody bool) http.Handler {
 			return
 		}
 		s.requests.Add(1)
-		s.forward(w, r, cfg, route, hasBody)
+		s.forward(w, r, cfg, s.comp.Load(), route, hasBody)
 	})
 }
 

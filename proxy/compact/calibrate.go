@@ -144,12 +144,53 @@ type Tokens struct {
 	Anchored   bool // part of Calibrated is the upstream's real count
 }
 
+// Profile is what the calibrator needs to know about one request: its raw
+// estimate and a running hash per message. It holds no reference to the
+// request's bytes, so it can outlive a pooled body buffer (the anchor is set
+// after the reply, when the buffer may be gone).
+type Profile struct {
+	header uint64    // hash of what the prompt holds besides messages
+	fixed  float64   // raw estimate of system and tools
+	hashes []uint64  // hashes[i]: running hash of messages[:i+1]
+	raws   []float64 // raws[i]: raw estimate of messages[:i+1]
+}
+
+// Raw is the request's raw estimate (no margin, no calibration).
+func (p *Profile) Raw() float64 {
+	if n := len(p.raws); n > 0 {
+		return p.fixed + p.raws[n-1]
+	}
+	return p.fixed
+}
+
+// Profile measures r in one pass.
+func (c *Calibrator) Profile(r *Request) *Profile {
+	e := c.opts.Estimator
+	p := &Profile{header: c.headerHash(r), fixed: textTokens(r.System) + textTokens(r.Tools),
+		hashes: make([]uint64, len(r.Messages)), raws: make([]float64, len(r.Messages))}
+	var h maphash.Hash
+	h.SetSeed(c.seed)
+	var sum float64
+	for i := range r.Messages {
+		h.Write(r.Messages[i].Raw())
+		p.hashes[i] = h.Sum64()
+		sum += e.Message(&r.Messages[i])
+		p.raws[i] = sum
+	}
+	return p
+}
+
 // Count estimates r for session and family. With an anchor whose system,
 // tools and leading messages match r, the matched prefix is taken at its real
 // count and only the rest is estimated.
 func (c *Calibrator) Count(session, family string, r *Request) Tokens {
+	return c.CountProfile(session, family, c.Profile(r))
+}
+
+// CountProfile is Count for a request already profiled.
+func (c *Calibrator) CountProfile(session, family string, p *Profile) Tokens {
 	e := c.opts.Estimator
-	raw := e.Raw(r)
+	raw := p.Raw()
 	factor := c.Factor(family)
 	t := Tokens{Raw: int(raw + 0.5), Calibrated: e.WithMargin(raw * factor)}
 	if session == "" {
@@ -162,18 +203,12 @@ func (c *Calibrator) Count(session, family string, r *Request) Tokens {
 		a = el.Value.(*anchor)
 	}
 	c.mu.Unlock()
-	if a == nil || a.header != c.headerHash(r) || len(a.hashes) == 0 {
+	if a == nil || a.header != p.header || len(a.hashes) == 0 {
 		return t
 	}
 	// Longest prefix of messages unchanged since the anchor.
 	k := 0
-	var h maphash.Hash
-	h.SetSeed(c.seed)
-	for k < len(a.hashes) && k < len(r.Messages) {
-		h.Write(r.Messages[k].Raw())
-		if h.Sum64() != a.hashes[k] {
-			break
-		}
+	for k < len(a.hashes) && k < len(p.hashes) && a.hashes[k] == p.hashes[k] {
 		k++
 	}
 	if k == 0 {
@@ -182,7 +217,7 @@ func (c *Calibrator) Count(session, family string, r *Request) Tokens {
 	// real covers the anchored request; take away the part of it that
 	// changed (at its calibrated estimate) and add what is new.
 	gone := (a.raws[len(a.raws)-1] - a.raws[k-1]) * factor
-	tail := e.Messages(r.Messages[k:]) * factor
+	tail := (p.raws[len(p.raws)-1] - p.raws[k-1]) * factor
 	anchored := float64(a.real) - gone
 	if anchored < 0 {
 		return t
@@ -195,21 +230,15 @@ func (c *Calibrator) Count(session, family string, r *Request) Tokens {
 // SetAnchor records that r, as forwarded for session, really cost real input
 // tokens (all three usage fields summed).
 func (c *Calibrator) SetAnchor(session string, r *Request, real int) {
-	if session == "" || real <= 0 {
+	c.SetAnchorProfile(session, c.Profile(r), real)
+}
+
+// SetAnchorProfile is SetAnchor for a request already profiled.
+func (c *Calibrator) SetAnchorProfile(session string, p *Profile, real int) {
+	if session == "" || real <= 0 || p == nil {
 		return
 	}
-	a := &anchor{session: session, header: c.headerHash(r), real: real,
-		hashes: make([]uint64, len(r.Messages)), raws: make([]float64, len(r.Messages))}
-	var h maphash.Hash
-	h.SetSeed(c.seed)
-	var sum float64
-	e := c.opts.Estimator
-	for i := range r.Messages {
-		h.Write(r.Messages[i].Raw())
-		a.hashes[i] = h.Sum64()
-		sum += e.Message(&r.Messages[i])
-		a.raws[i] = sum
-	}
+	a := &anchor{session: session, header: p.header, real: real, hashes: p.hashes, raws: p.raws}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.anchors[session]; ok {

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 )
 
@@ -20,6 +21,7 @@ import (
 type Layer string
 
 const (
+	LayerSignatures  Layer = "signatures"
 	LayerToolResults Layer = "tool-results"
 	LayerPurify      Layer = "purify"
 	Layer1Trim       Layer = "Layer-1"
@@ -53,13 +55,22 @@ type Options struct {
 	Summarizer          Summarizer        // nil = Layer 3 fails with ErrSummaryFailed when needed
 	Sessions            int               // sessions whose boundary/summary are remembered; 0 = 1024
 	Now                 func() time.Time  // for Stats.Duration; nil = time.Now
+	// NoCalibration estimates without the calibrator's factors and anchors,
+	// and Learn does not feed it (proxy.experimental.enable_usage_scaling off).
+	NoCalibration bool
+	// Signatures is the signature cache the repair step reads; nil = no repair.
+	Signatures SignatureSource
+	Repair     RepairOptions
+	// Logger receives the [Layer-N] lines and signature recoveries; nil = discard.
+	Logger *slog.Logger
 }
 
 // Pipeline runs tool-result compression, purification and Layers 1–3. It is
 // safe for concurrent use; per-session state is internally locked.
 type Pipeline struct {
-	o    Options
-	comp *Compressor
+	o     Options
+	count *Calibrator // o.Calibrator, or a neutral one that never learns
+	comp  *Compressor
 	l1   *Layer1
 	l3   *Layer3
 }
@@ -81,7 +92,14 @@ func NewPipeline(o Options) *Pipeline {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Pipeline{o: o, comp: NewCompressor(o.Compressor),
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	raw := o.Calibrator
+	if o.NoCalibration {
+		raw = NewCalibrator(CalibratorOptions{Estimator: o.Calibrator.opts.Estimator})
+	}
+	return &Pipeline{o: o, count: raw, comp: NewCompressor(o.Compressor),
 		l1: NewLayer1(o.KeepToolRounds, o.Sessions), l3: NewLayer3(o.Summarizer, o.Sessions)}
 }
 
@@ -110,10 +128,17 @@ type Stats struct {
 type Result struct {
 	Body    []byte // the body to forward; the same slice as Input.Body when Changed is false
 	Changed bool
-	Limit   int    // context window used
-	Before  Tokens // pressure as received
-	After   Tokens // pressure as forwarded
-	Stats   []Stats
+	// Lossy reports that a step dropped or replaced content (anything but
+	// restoring signatures), so the original must be kept for the record.
+	Lossy  bool
+	Limit  int    // context window used
+	Before Tokens // pressure as received
+	After  Tokens // pressure as forwarded
+	Stats  []Stats
+	Repair RepairStats
+
+	family  string
+	profile *Profile // of the request as forwarded, for Learn
 }
 
 // Ratio is After.Calibrated / Limit.
@@ -133,28 +158,58 @@ func (p *Pipeline) Run(ctx context.Context, in Input) (Result, error) {
 		model = req.Model
 	}
 	family := Family(model)
+	res.family = family
 	res.Limit = p.o.Limits.For(model, in.Betas)
-	count := func(r *Request) Tokens { return p.o.Calibrator.Count(in.Session, family, r) }
-	res.Before = count(req)
+	count := func(r *Request) (Tokens, *Profile) {
+		prof := p.count.Profile(r)
+		return p.count.CountProfile(in.Session, family, prof), prof
+	}
+	res.Before, res.profile = count(req)
 	cur := res.Before
+	log := p.o.Logger
 	step := func(layer Layer, run func() (items int, hit bool, err error)) error {
 		start := p.o.Now()
 		items, hit, err := run()
 		if err != nil || items == 0 {
 			return err
 		}
-		after := count(req)
-		res.Stats = append(res.Stats, Stats{Layer: layer, TokensBefore: cur.Calibrated, TokensAfter: after.Calibrated,
-			RawBefore: cur.Raw, RawAfter: after.Raw, Items: items, Duration: p.o.Now().Sub(start), CacheHit: hit})
-		cur = after
+		after, prof := count(req)
+		st := Stats{Layer: layer, TokensBefore: cur.Calibrated, TokensAfter: after.Calibrated,
+			RawBefore: cur.Raw, RawAfter: after.Raw, Items: items, Duration: p.o.Now().Sub(start), CacheHit: hit}
+		res.Stats = append(res.Stats, st)
+		if layer != LayerSignatures {
+			res.Lossy = true
+		}
+		log.Info("["+string(layer)+"] "+layerVerb[layer], "session", in.Session, "model", model, "items", items,
+			"tokens_before", st.TokensBefore, "tokens_after", st.TokensAfter, "raw_before", st.RawBefore, "raw_after", st.RawAfter,
+			"limit", res.Limit, "summary_cache_hit", hit, "took", st.Duration)
+		cur, res.profile = after, prof
 		return nil
 	}
 	above := func(t float64) bool { return float64(cur.Calibrated) > t*float64(res.Limit) }
 	overFn := func(t float64) func(*Request) bool {
-		return func(r *Request) bool { return float64(count(r).Calibrated) > t*float64(res.Limit) }
+		return func(r *Request) bool {
+			tk, _ := count(r)
+			return float64(tk.Calibrated) > t*float64(res.Limit)
+		}
 	}
 	th := p.o.Thresholds
 
+	if p.o.Signatures != nil {
+		step(LayerSignatures, func() (int, bool, error) {
+			res.Repair = RepairSignatures(req, p.o.Signatures, in.Session, family, p.o.Repair)
+			if n := res.Repair.FromSession; n > 0 {
+				log.Info("Recovered signature from SESSION cache", "session", in.Session, "model", model, "count", n)
+			}
+			if n := res.Repair.FromTool; n > 0 {
+				log.Info("Recovered signature from TOOL cache", "session", in.Session, "model", model, "count", n)
+			}
+			if n := res.Repair.CrossModel; n > 0 {
+				log.Info("Dropped thinking signed by another model family", "session", in.Session, "model", model, "count", n)
+			}
+			return res.Repair.Items(), false, nil
+		})
+	}
 	step(LayerToolResults, func() (int, bool, error) { return p.comp.Apply(req).Items(), false, nil })
 	if in.NoThinking {
 		step(LayerPurify, func() (int, bool, error) { return Purify(req), false, nil })
@@ -172,6 +227,8 @@ func (p *Pipeline) Run(ctx context.Context, in Input) (Result, error) {
 		})
 		if err != nil {
 			res.After = cur
+			log.Warn("[Layer-3] summary failed; the request is refused", "session", in.Session, "model", model,
+				"tokens", cur.Calibrated, "limit", res.Limit, "err", err)
 			return res, err
 		}
 	}
@@ -181,6 +238,36 @@ func (p *Pipeline) Run(ctx context.Context, in Input) (Result, error) {
 	}
 	return res, nil
 }
+
+var layerVerb = map[Layer]string{
+	LayerSignatures:  "repaired thinking signatures",
+	LayerToolResults: "compressed tool results",
+	LayerPurify:      "removed thinking for a model without thinking support",
+	Layer1Trim:       "trimmed old tool rounds",
+	Layer2Thinking:   "elided old thinking, signatures kept",
+	Layer3Summary:    "forked the conversation onto a summary",
+}
+
+// Learn feeds the upstream's real input token count for the request res
+// forwarded (input + cache read + cache write) to the calibrator: the
+// family's factor and the session's anchor. It never touches the request's
+// bytes, so it may run after they were released.
+func (p *Pipeline) Learn(res Result, session string, real int) {
+	if p.o.NoCalibration || res.profile == nil || real <= 0 {
+		return
+	}
+	before := p.o.Calibrator.Factor(res.family)
+	after := p.o.Calibrator.Observe(res.family, res.profile.Raw(), real)
+	p.o.Calibrator.SetAnchorProfile(session, res.profile, real)
+	p.o.Logger.Debug("calibration", "family", res.family, "session", session, "raw", int(res.profile.Raw()),
+		"estimated", res.After.Calibrated, "real", real, "factor_before", before, "factor_after", after)
+}
+
+// Thresholds returns the thresholds in use (defaults filled in).
+func (p *Pipeline) Thresholds() Thresholds { return p.o.Thresholds }
+
+// Limit returns the context window the pipeline assumes for model.
+func (p *Pipeline) Limit(model string, betas []string) int { return p.o.Limits.For(model, betas) }
 
 // IsSummaryFailure reports whether err is a Layer-3 failure the proxy should
 // answer with HTTP 400 and SummaryFailedMessage.

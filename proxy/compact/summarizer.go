@@ -72,6 +72,19 @@ type summaryReply struct {
 	} `json:"error"`
 }
 
+// SummaryHTTPError is an upstream's refusal of the summary call, with what
+// a caller rotating accounts needs to classify it.
+type SummaryHTTPError struct {
+	Status  int
+	Header  http.Header
+	Body    []byte
+	Message string
+}
+
+func (e *SummaryHTTPError) Error() string {
+	return fmt.Sprintf("summary model answered HTTP %d: %s", e.Status, e.Message)
+}
+
 // Summarize implements Summarizer.
 func (s *HTTPSummarizer) Summarize(ctx context.Context, h History) (string, error) {
 	maxTokens := s.MaxTokens
@@ -109,6 +122,9 @@ func (s *HTTPSummarizer) Summarize(ctx context.Context, h History) (string, erro
 	}
 	var reply summaryReply
 	if err := json.Unmarshal(data, &reply); err != nil {
+		if resp.StatusCode != http.StatusOK {
+			return "", &SummaryHTTPError{Status: resp.StatusCode, Header: resp.Header, Body: data, Message: http.StatusText(resp.StatusCode)}
+		}
 		return "", fmt.Errorf("summary reply (HTTP %d): %w", resp.StatusCode, err)
 	}
 	if resp.StatusCode != http.StatusOK {
@@ -116,7 +132,7 @@ func (s *HTTPSummarizer) Summarize(ctx context.Context, h History) (string, erro
 		if reply.Error != nil {
 			msg = reply.Error.Type + ": " + reply.Error.Message
 		}
-		return "", fmt.Errorf("summary model answered HTTP %d: %s", resp.StatusCode, msg)
+		return "", &SummaryHTTPError{Status: resp.StatusCode, Header: resp.Header, Body: data, Message: msg}
 	}
 	var out strings.Builder
 	for _, c := range reply.Content {

@@ -1,0 +1,218 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"reflect"
+
+	"longhaul/proxy/compact"
+	"longhaul/proxy/sigcache"
+)
+
+// Compaction defaults the proxy adds to compact's.
+const (
+	DefaultSummaryModel       = "claude-haiku-4-5"
+	defaultSignatureCacheSize = sigcache.DefaultMaxSize
+)
+
+// compactor is the compaction pipeline built for one CompactionConfig.
+// Reconfigure builds a new one only when that config changes, so per-session
+// state (Layer-1 boundaries, cached summaries) survives unrelated edits.
+type compactor struct {
+	cfg  CompactionConfig
+	pipe *compact.Pipeline
+	sigs *sigcache.Cache // nil when the signature cache is off
+}
+
+func (c CompactionConfig) equal(o CompactionConfig) bool {
+	limits := c.ContextLimits
+	c.ContextLimits = o.ContextLimits // compare the rest as values, the table by content
+	return reflect.DeepEqual(c, o) && maps.Equal(limits, o.ContextLimits)
+}
+
+// Thresholds returns the compaction thresholds with defaults filled in.
+func (c CompactionConfig) Thresholds() compact.Thresholds {
+	t := compact.Thresholds{L1: c.ThresholdL1, L2: c.ThresholdL2, L3: c.ThresholdL3}
+	if t.Validate() != nil {
+		return compact.DefaultThresholds()
+	}
+	return t
+}
+
+func (c CompactionConfig) validate() error {
+	if c.ThresholdL1 == 0 && c.ThresholdL2 == 0 && c.ThresholdL3 == 0 {
+		return nil
+	}
+	return compact.Thresholds{L1: c.ThresholdL1, L2: c.ThresholdL2, L3: c.ThresholdL3}.Validate()
+}
+
+// newCompactor builds the pipeline for c. The calibrator is shared by every
+// generation (what it learned stays); the signature cache too, unless its
+// size changed.
+func (s *Server) newCompactor(c CompactionConfig, prev *compactor) *compactor {
+	limits := compact.DefaultLimits()
+	if c.ContextLimits != nil || c.DefaultContextLimit > 0 {
+		table := c.ContextLimits
+		if table == nil {
+			table = compact.DefaultLimitTable()
+		}
+		limits = compact.NewLimits(table, c.DefaultContextLimit)
+	}
+	var sigs *sigcache.Cache
+	if !c.NoSignatureCache {
+		if prev != nil && prev.sigs != nil && prev.cfg.SignatureCacheSize == c.SignatureCacheSize {
+			sigs = prev.sigs
+		} else {
+			n := c.SignatureCacheSize
+			if n <= 0 {
+				n = defaultSignatureCacheSize
+			}
+			sigs = sigcache.New(sigcache.Options{MaxTools: n, MaxSignatures: n, MaxSessions: n, Now: s.now})
+		}
+	}
+	model := c.SummaryModel
+	if model == "" {
+		model = DefaultSummaryModel
+	}
+	o := compact.Options{
+		Thresholds:          c.Thresholds(),
+		KeepToolRounds:      c.KeepToolRounds,
+		ProtectLastMessages: c.ProtectLastMessages,
+		Compressor:          compact.CompressorOptions{MaxChars: c.MaxToolResultChars},
+		Limits:              limits,
+		Calibrator:          s.calibrator,
+		NoCalibration:       c.NoUsageScaling,
+		Summarizer:          &poolSummarizer{s: s, model: model},
+		Repair:              compact.RepairOptions{Recover: !c.NoToolLoopRecovery, CrossModel: !c.NoCrossModelChecks},
+		Logger:              s.log,
+		Now:                 s.now,
+	}
+	if sigs != nil {
+		o.Signatures = sigs
+	}
+	return &compactor{cfg: c, pipe: compact.NewPipeline(o), sigs: sigs}
+}
+
+// compactRequest runs the pipeline on a /v1/messages body and records what it
+// did in ex. An error is a Layer-3 failure the client must be told about;
+// anything else that goes wrong leaves the body as it came.
+func (s *Server) compactRequest(ctx context.Context, c *compactor, r *http.Request, ex *Exchange, body []byte) (compact.Result, *Error) {
+	res, err := c.pipe.Run(ctx, compact.Input{
+		Body: body, Model: ex.Model, Session: ex.SessionID,
+		Betas:      compact.ParseBetas(r.Header.Values("Anthropic-Beta")),
+		NoThinking: !compact.SupportsThinking(ex.Model),
+	})
+	ex.ContextLimit = res.Limit
+	ex.TokensBefore, ex.TokensAfter = res.Before.Calibrated, res.After.Calibrated
+	if res.Limit > 0 {
+		ex.PressureBefore = float64(res.Before.Calibrated) / float64(res.Limit)
+		ex.PressureAfter = float64(res.After.Calibrated) / float64(res.Limit)
+	}
+	for _, st := range res.Stats {
+		ex.Compaction = append(ex.Compaction, CompactionStep{
+			Layer: string(st.Layer), TokensBefore: st.TokensBefore, TokensAfter: st.TokensAfter,
+			RawBefore: st.RawBefore, RawAfter: st.RawAfter, Items: st.Items, Duration: st.Duration, CacheHit: st.CacheHit,
+		})
+	}
+	ex.SignatureRecoveries, ex.CrossModelDropped = res.Repair.Recovered(), res.Repair.CrossModel
+	switch {
+	case compact.IsSummaryFailure(err):
+		return res, newError(http.StatusBadRequest, errInvalidRequest, compact.SummaryFailedMessage+" ("+err.Error()+")")
+	case err != nil:
+		// The peek validated the JSON, so this is the engine's limit, not the
+		// client's fault: forward the request as it came.
+		s.log.Warn("compaction skipped", "id", ex.ID, "err", err)
+		return compact.Result{Body: body}, nil
+	}
+	return res, nil
+}
+
+// learn feeds what a successful reply revealed back into the engine: the real
+// input tokens (calibration and the session's anchor) and the thinking
+// signatures it issued (the signature cache). It runs after the reply
+// reached the client.
+func (s *Server) learn(c *compactor, res compact.Result, ex *Exchange) {
+	if ex.Route != "messages" || ex.Status < 200 || ex.Status >= 300 {
+		return
+	}
+	u := ex.Usage
+	if real := u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens; real > 0 {
+		c.pipe.Learn(res, ex.SessionID, int(real))
+	}
+	if c.sigs == nil || len(ex.Signatures) == 0 {
+		return
+	}
+	family := compact.Family(ex.ModelSent)
+	for _, sig := range ex.Signatures {
+		c.sigs.Record(ex.SessionID, family, sig)
+	}
+	for i, id := range ex.ToolUseIDs {
+		if i < len(ex.ToolUseSignatures) && ex.ToolUseSignatures[i] != "" {
+			c.sigs.PutToolSignature(id, ex.ToolUseSignatures[i])
+		}
+	}
+}
+
+// SignatureCacheStats reports the signature cache's sizes and recovery
+// counters (zero when it is off).
+func (s *Server) SignatureCacheStats() sigcache.Stats {
+	if c := s.comp.Load(); c != nil && c.sigs != nil {
+		return c.sigs.Stats()
+	}
+	return sigcache.Stats{}
+}
+
+// poolSummarizer is Layer 3's summary model, reached through the same
+// account pool as client requests: picked by the rotation policy, mapped by
+// the model map, and its failures cool accounts down like any other attempt.
+type poolSummarizer struct {
+	s     *Server
+	model string
+}
+
+var _ compact.Summarizer = (*poolSummarizer)(nil)
+
+func (p *poolSummarizer) Summarize(ctx context.Context, h compact.History) (string, error) {
+	s := p.s
+	cfg := s.cfg.Load()
+	var exclude []int64
+	var last error
+	for range cfg.MaxAttempts {
+		acct, err := s.pool.Pick(Pick{Model: p.model, Exclude: exclude}, s.now())
+		if err != nil {
+			if last != nil {
+				return "", last
+			}
+			return "", fmt.Errorf("no account for the summary model %s: %w", p.model, err)
+		}
+		model, _ := mapModel(cfg.ModelMap, p.model, acct)
+		sum := compact.HTTPSummarizer{BaseURL: acct.BaseURL, APIKey: acct.Secret, Model: model,
+			Client: &http.Client{Transport: s.transport}}
+		start := s.now()
+		text, err := sum.Summarize(ctx, h)
+		if err == nil {
+			s.pool.Report(acct.ID, p.model, Outcome{Kind: OutcomeSuccess}, s.now())
+			s.log.Info("[Layer-3] summary written", "account", acct.Name(), "model", model, "took", s.now().Sub(start), "chars", len(text))
+			return text, nil
+		}
+		if ctx.Err() != nil {
+			return "", err
+		}
+		out := Outcome{Kind: OutcomeOverloaded, Reason: err.Error()}
+		var he *compact.SummaryHTTPError
+		if errors.As(err, &he) {
+			out = classify(he.Status, he.Header, he.Body, 0, s.now())
+		}
+		s.pool.Report(acct.ID, p.model, out, s.now())
+		s.log.Warn("[Layer-3] summary attempt failed", "account", acct.Name(), "model", model, "err", err)
+		last = fmt.Errorf("account %s: %w", acct.Name(), err)
+		if out.Kind == OutcomeSuccess { // a 4xx about the call itself: another account will not help
+			return "", last
+		}
+		exclude = append(exclude, acct.ID)
+	}
+	return "", last
+}
