@@ -20,6 +20,23 @@ func proxyConfig(s store.Settings, o Overrides) proxy.Config {
 		// The setting says "on"; the proxy's zero value is on too.
 		NoSessionAffinity: !s.Proxy.Rotation.SessionAffinity,
 	}
+	x := s.Proxy.Experimental
+	cfg.Compaction = proxy.CompactionConfig{
+		ThresholdL1:         x.ContextCompressionThresholdL1,
+		ThresholdL2:         x.ContextCompressionThresholdL2,
+		ThresholdL3:         x.ContextCompressionThresholdL3,
+		KeepToolRounds:      s.Compaction.KeepToolRounds,
+		ProtectLastMessages: s.Compaction.ProtectLastMessages,
+		MaxToolResultChars:  s.Compaction.MaxToolResultChars,
+		SummaryModel:        s.Compaction.SummaryModel,
+		ContextLimits:       s.Proxy.ContextLimits,
+		DefaultContextLimit: s.Proxy.DefaultContextLimit,
+		SignatureCacheSize:  s.Compaction.SignatureCacheEntries,
+		NoSignatureCache:    !x.EnableSignatureCache,
+		NoToolLoopRecovery:  !x.EnableToolLoopRecovery,
+		NoCrossModelChecks:  !x.EnableCrossModelChecks,
+		NoUsageScaling:      !x.EnableUsageScaling,
+	}
 	for _, m := range s.Proxy.ModelMap {
 		cfg.ModelMap = append(cfg.ModelMap, proxy.ModelMapping{Pattern: m.Pattern, Model: m.Model, Account: m.Account})
 	}

@@ -72,6 +72,8 @@ type CompactionSettings struct {
 	ProtectLastMessages int    `json:"protect_last_messages"`
 	MaxToolResultChars  int    `json:"max_tool_result_chars"`
 	SummaryModel        string `json:"summary_model"`
+	// SignatureCacheEntries bounds each of the signature cache's three maps.
+	SignatureCacheEntries int `json:"signature_cache_entries"`
 }
 
 // HistorySettings bound what the request history keeps.
@@ -137,10 +139,11 @@ func DefaultSettings() Settings {
 			},
 		},
 		Compaction: CompactionSettings{
-			KeepToolRounds:      5,
-			ProtectLastMessages: 4,
-			MaxToolResultChars:  200000,
-			SummaryModel:        "claude-haiku-4-5",
+			KeepToolRounds:        5,
+			ProtectLastMessages:   4,
+			MaxToolResultChars:    200000,
+			SummaryModel:          "claude-haiku-4-5",
+			SignatureCacheEntries: 10000,
 		},
 		History: HistorySettings{RetentionDays: 90, MaxBytes: gib, StoreBodies: true},
 		App:     AppSettings{CheckUpdates: true, Language: "en"},
@@ -195,6 +198,8 @@ func (s Settings) Validate() error {
 		{s.Compaction.ProtectLastMessages >= 0, "compaction.protect_last_messages", "must not be negative", nil},
 		{s.Compaction.MaxToolResultChars >= 1000, "compaction.max_tool_result_chars", "must be at least 1000", nil},
 		{s.Compaction.SummaryModel != "", "compaction.summary_model", "must not be empty", nil},
+		{s.Compaction.SignatureCacheEntries >= 100 && s.Compaction.SignatureCacheEntries <= 1_000_000,
+			"compaction.signature_cache_entries", "must be between 100 and 1000000", nil},
 		{s.History.RetentionDays >= 1, "history.retention_days", "must be at least 1", nil},
 		{s.History.MaxBytes >= mib, "history.max_bytes", "must be at least 1048576 (1 MiB)", nil},
 		{s.App.Language == "en" || s.App.Language == "zh-CN", "app.language", "must be en or zh-CN", nil},
