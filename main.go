@@ -21,6 +21,7 @@ import (
 
 	"longhaul/app"
 	"longhaul/proxy"
+	"longhaul/proxy/compact"
 	"longhaul/store"
 )
 
@@ -92,7 +93,12 @@ func run(args []string) int {
 	// The proxy tells the app about revoked keys; the app is built after the
 	// proxy, so the hook reaches it through this variable.
 	var a *app.App
-	srv, err := proxy.New(proxy.Config{}, proxy.Options{Logger: log, OnAccountRevoked: func(id int64, reason string) { a.AccountRevoked(id, reason) }})
+	calibration, err := loadCalibration(ctx, st)
+	if err != nil {
+		log.Warn("estimator calibration not restored; starting neutral", "err", err)
+	}
+	srv, err := proxy.New(proxy.Config{}, proxy.Options{Logger: log, Calibrator: calibration,
+		OnAccountRevoked: func(id int64, reason string) { a.AccountRevoked(id, reason) }})
 	if err != nil {
 		log.Error("proxy", "err", err)
 		return 1
@@ -174,6 +180,18 @@ func defaultDataDir() string {
 		return filepath.Join(d, "Longhaul")
 	}
 	return ".longhaul"
+}
+
+// loadCalibration restores what real usage taught the token estimator in
+// earlier runs; the app saves it back while running.
+func loadCalibration(ctx context.Context, st *store.Store) (*compact.Calibrator, error) {
+	cal := compact.NewCalibrator(compact.CalibratorOptions{})
+	factors, err := st.CalibrationFactors(ctx)
+	if err != nil {
+		return cal, err
+	}
+	cal.Restore(factors)
+	return cal, nil
 }
 
 func openStore(ctx context.Context, dataDir string) (*store.Store, error) {
