@@ -78,9 +78,13 @@ type CompactionSettings struct {
 
 // HistorySettings bound what the request history keeps.
 type HistorySettings struct {
-	RetentionDays int   `json:"retention_days"`
-	MaxBytes      int64 `json:"max_bytes"`
+	RetentionDays int   `json:"retention_days"` // exchanges (metadata)
+	MaxBytes      int64 `json:"max_bytes"`      // the whole database file
 	StoreBodies   bool  `json:"store_bodies"`
+	// BodyRetentionDays keeps request and reply bodies for less time than the metadata: they
+	// are most of the bytes and mostly useful for recent debugging.
+	BodyRetentionDays int `json:"body_retention_days"`
+	MaxBodyBytes      int `json:"max_body_bytes"` // cap of each stored body
 }
 
 // AppSettings belong to the desktop app.
@@ -145,7 +149,7 @@ func DefaultSettings() Settings {
 			SummaryModel:          "claude-haiku-4-5",
 			SignatureCacheEntries: 10000,
 		},
-		History: HistorySettings{RetentionDays: 90, MaxBytes: gib, StoreBodies: true},
+		History: HistorySettings{RetentionDays: 90, MaxBytes: gib, StoreBodies: true, BodyRetentionDays: 7, MaxBodyBytes: 2 * mib},
 		App:     AppSettings{CheckUpdates: true, Language: "en"},
 	}
 }
@@ -202,6 +206,8 @@ func (s Settings) Validate() error {
 			"compaction.signature_cache_entries", "must be between 100 and 1000000", nil},
 		{s.History.RetentionDays >= 1, "history.retention_days", "must be at least 1", nil},
 		{s.History.MaxBytes >= mib, "history.max_bytes", "must be at least 1048576 (1 MiB)", nil},
+		{s.History.BodyRetentionDays >= 1, "history.body_retention_days", "must be at least 1", nil},
+		{s.History.MaxBodyBytes >= kib && s.History.MaxBodyBytes <= 64*mib, "history.max_body_bytes", "must be between 1024 (1 KiB) and 67108864 (64 MiB)", nil},
 		{s.App.Language == "en" || s.App.Language == "zh-CN", "app.language", "must be en or zh-CN", nil},
 	}
 	for _, c := range checks {

@@ -1,0 +1,288 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Exchange is one recorded client request (SPEC §8): the history row, and in a detail view its
+// attempts, compaction steps and bodies. Text fields and bodies are redacted when written.
+type Exchange struct {
+	Seq        int64  `json:"seq"` // insertion order; the paging cursor
+	ID         string `json:"id"`
+	State      string `json:"state"` // "started" or "finished"
+	Route      string `json:"route"`
+	Method     string `json:"method"`
+	Path       string `json:"path"`
+	UserAgent  string `json:"userAgent"`
+	RemoteAddr string `json:"remoteAddr"`
+	SessionID  string `json:"sessionID"`
+	Model      string `json:"model"`     // as the client asked
+	ModelSent  string `json:"modelSent"` // as the last attempt sent it
+	Stream     bool   `json:"stream"`
+	// AccountID and AccountName are the account of the last attempt.
+	AccountID   int64  `json:"accountID"`
+	AccountName string `json:"accountName"`
+
+	Start     time.Time     `json:"start"`
+	FirstByte time.Time     `json:"firstByte"` // zero when nothing reached the client
+	End       time.Time     `json:"end"`       // zero while started
+	Duration  time.Duration `json:"durationNs"`
+	TTFB      time.Duration `json:"ttfbNs"`
+
+	Status        int    `json:"status"`
+	ErrorType     string `json:"errorType"`
+	ErrorMessage  string `json:"errorMessage"`
+	StreamOutcome string `json:"streamOutcome"` // "complete", "client_cancelled", "upstream_error"
+	StopReason    string `json:"stopReason"`
+
+	InputTokens      int64 `json:"inputTokens"`
+	OutputTokens     int64 `json:"outputTokens"`
+	CacheReadTokens  int64 `json:"cacheReadTokens"`
+	CacheWriteTokens int64 `json:"cacheWriteTokens"`
+
+	ContextLimit        int      `json:"contextLimit"`
+	TokensBefore        int      `json:"tokensBefore"`
+	TokensAfter         int      `json:"tokensAfter"`
+	PressureBefore      float64  `json:"pressureBefore"`
+	PressureAfter       float64  `json:"pressureAfter"`
+	Layers              []string `json:"layers"` // compaction steps applied, in order
+	TokensSaved         int      `json:"tokensSaved"`
+	SignatureRecoveries int      `json:"signatureRecoveries"`
+	CrossModelDropped   int      `json:"crossModelDropped"`
+	Signatures          int      `json:"signatures"` // thinking signatures issued (count only)
+	ToolUseIDs          []string `json:"toolUseIDs"`
+
+	BytesIn         int64 `json:"bytesIn"`
+	BytesOut        int64 `json:"bytesOut"`
+	HasBodies       bool  `json:"hasBodies"`
+	BodiesTruncated bool  `json:"bodiesTruncated"`
+
+	// Detail only (Store.Exchange, export); nil in lists.
+	Attempts   []Attempt        `json:"attempts,omitempty"`
+	Compaction []CompactionStep `json:"compaction,omitempty"`
+	Bodies     *Bodies          `json:"bodies,omitempty"`
+}
+
+// Attempt is one try against one upstream account.
+type Attempt struct {
+	AccountID   int64         `json:"accountID"`
+	AccountName string        `json:"accountName"`
+	Status      int           `json:"status"`
+	Error       string        `json:"error"`
+	Start       time.Time     `json:"start"`
+	Duration    time.Duration `json:"durationNs"`
+}
+
+// CompactionStep is one compaction step that changed the request.
+type CompactionStep struct {
+	Layer        string        `json:"layer"`
+	TokensBefore int           `json:"tokensBefore"`
+	TokensAfter  int           `json:"tokensAfter"`
+	RawBefore    int           `json:"rawBefore"`
+	RawAfter     int           `json:"rawAfter"`
+	Items        int           `json:"items"`
+	Duration     time.Duration `json:"durationNs"`
+	CacheHit     bool          `json:"cacheHit"`
+}
+
+// Bodies are the request as received, as forwarded (when different) and the reply (for a
+// stream, the reconstructed message). Empty when not kept.
+type Bodies struct {
+	Request   string `json:"request"`
+	Forwarded string `json:"forwarded"`
+	Reply     string `json:"reply"`
+}
+
+func (b *Bodies) empty() bool {
+	return b == nil || b.Request == "" && b.Forwarded == "" && b.Reply == ""
+}
+
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromNanos(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns).UTC()
+}
+
+// redactExchange masks secrets in every text field a client or upstream controls.
+func redactExchange(e *Exchange) {
+	for _, f := range []*string{&e.Path, &e.UserAgent, &e.AccountName, &e.SessionID, &e.Model, &e.ModelSent, &e.ErrorType, &e.ErrorMessage, &e.StopReason} {
+		*f = RedactString(*f)
+	}
+	for i := range e.Attempts {
+		e.Attempts[i].Error = RedactString(e.Attempts[i].Error)
+	}
+}
+
+// upsertExchange is the row write. A finished record replaces the started one in place, so
+// the row keeps its seq (and a paging cursor never sees it twice).
+const upsertExchange = `INSERT INTO exchanges (
+	id, state, route, method, path, user_agent, remote_addr, session_id, model, model_sent, stream,
+	account_id, account_name, start_ns, first_byte_ns, end_ns, duration_ns, ttfb_ns,
+	status, error_type, error_message, stream_outcome, stop_reason,
+	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+	context_limit, tokens_before, tokens_after, pressure_before, pressure_after,
+	layers, tokens_saved, signature_recoveries, cross_model_dropped, signatures, tool_use_ids,
+	bytes_in, bytes_out, has_bodies, bodies_truncated)
+VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+ON CONFLICT (id) DO UPDATE SET
+	state=excluded.state, route=excluded.route, method=excluded.method, path=excluded.path,
+	user_agent=excluded.user_agent, remote_addr=excluded.remote_addr, session_id=excluded.session_id,
+	model=excluded.model, model_sent=excluded.model_sent, stream=excluded.stream,
+	account_id=excluded.account_id, account_name=excluded.account_name,
+	start_ns=excluded.start_ns, first_byte_ns=excluded.first_byte_ns, end_ns=excluded.end_ns,
+	duration_ns=excluded.duration_ns, ttfb_ns=excluded.ttfb_ns, status=excluded.status,
+	error_type=excluded.error_type, error_message=excluded.error_message,
+	stream_outcome=excluded.stream_outcome, stop_reason=excluded.stop_reason,
+	input_tokens=excluded.input_tokens, output_tokens=excluded.output_tokens,
+	cache_read_tokens=excluded.cache_read_tokens, cache_write_tokens=excluded.cache_write_tokens,
+	context_limit=excluded.context_limit, tokens_before=excluded.tokens_before,
+	tokens_after=excluded.tokens_after, pressure_before=excluded.pressure_before,
+	pressure_after=excluded.pressure_after, layers=excluded.layers, tokens_saved=excluded.tokens_saved,
+	signature_recoveries=excluded.signature_recoveries, cross_model_dropped=excluded.cross_model_dropped,
+	signatures=excluded.signatures, tool_use_ids=excluded.tool_use_ids,
+	bytes_in=excluded.bytes_in, bytes_out=excluded.bytes_out,
+	has_bodies=max(has_bodies, excluded.has_bodies), bodies_truncated=excluded.bodies_truncated
+RETURNING seq`
+
+// WriteExchanges records a batch in one transaction: new rows, started rows becoming finished,
+// their attempts, compaction steps and bodies. Every text field and body is redacted here, so
+// no caller can store a secret by forgetting to; bodies are compressed. The caller's values
+// are not modified.
+func (st *Store) WriteExchanges(ctx context.Context, batch []Exchange) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	tx, err := st.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("write exchanges: %w", err)
+	}
+	defer st.rollback(tx)
+	w, err := prepareWriter(ctx, tx)
+	if err != nil {
+		return fmt.Errorf("write exchanges: %w", err)
+	}
+	defer w.close()
+	for i := range batch {
+		if err := w.write(ctx, batch[i]); err != nil {
+			return fmt.Errorf("write exchange %s: %w", batch[i].ID, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("write exchanges: commit: %w", err)
+	}
+	return nil
+}
+
+type exchangeWriter struct {
+	upsert, clearAttempts, attempt, clearSteps, step, body *sql.Stmt
+}
+
+func prepareWriter(ctx context.Context, tx *sql.Tx) (*exchangeWriter, error) {
+	w := &exchangeWriter{}
+	for _, p := range []struct {
+		dst  **sql.Stmt
+		text string
+	}{
+		{&w.upsert, upsertExchange},
+		{&w.clearAttempts, `DELETE FROM exchange_attempts WHERE exchange_seq = ?`},
+		{&w.attempt, `INSERT INTO exchange_attempts (exchange_seq, n, account_id, account_name, status, error, start_ns, duration_ns) VALUES (?,?,?,?,?,?,?,?)`},
+		{&w.clearSteps, `DELETE FROM exchange_compaction WHERE exchange_seq = ?`},
+		{&w.step, `INSERT INTO exchange_compaction (exchange_seq, n, layer, tokens_before, tokens_after, raw_before, raw_after, items, duration_ns, cache_hit) VALUES (?,?,?,?,?,?,?,?,?,?)`},
+		{&w.body, `INSERT INTO exchange_bodies (exchange_seq, request, forwarded, reply) VALUES (?,?,?,?)
+			ON CONFLICT (exchange_seq) DO UPDATE SET request=excluded.request, forwarded=excluded.forwarded, reply=excluded.reply`},
+	} {
+		stmt, err := tx.PrepareContext(ctx, p.text)
+		if err != nil {
+			w.close()
+			return nil, fmt.Errorf("prepare: %w", err)
+		}
+		*p.dst = stmt
+	}
+	return w, nil
+}
+
+func (w *exchangeWriter) close() {
+	for _, s := range []*sql.Stmt{w.upsert, w.clearAttempts, w.attempt, w.clearSteps, w.step, w.body} {
+		if s != nil {
+			s.Close() //nolint:errcheck // closing a prepared statement of a finished tx
+		}
+	}
+}
+
+func (w *exchangeWriter) write(ctx context.Context, e Exchange) error {
+	e.Attempts = append([]Attempt(nil), e.Attempts...) // redaction must not touch the caller's
+	redactExchange(&e)
+	hasBodies := !e.Bodies.empty()
+	toolIDs, err := json.Marshal(nonNil(e.ToolUseIDs))
+	if err != nil {
+		return err
+	}
+	var seq int64
+	err = w.upsert.QueryRowContext(ctx,
+		e.ID, e.State, e.Route, e.Method, e.Path, e.UserAgent, e.RemoteAddr, e.SessionID, e.Model, e.ModelSent, e.Stream,
+		e.AccountID, e.AccountName, nanos(e.Start), nanos(e.FirstByte), nanos(e.End), int64(e.Duration), int64(e.TTFB),
+		e.Status, e.ErrorType, e.ErrorMessage, e.StreamOutcome, e.StopReason,
+		e.InputTokens, e.OutputTokens, e.CacheReadTokens, e.CacheWriteTokens,
+		e.ContextLimit, e.TokensBefore, e.TokensAfter, e.PressureBefore, e.PressureAfter,
+		strings.Join(e.Layers, ","), e.TokensSaved, e.SignatureRecoveries, e.CrossModelDropped, e.Signatures, string(toolIDs),
+		e.BytesIn, e.BytesOut, hasBodies, e.BodiesTruncated,
+	).Scan(&seq)
+	if err != nil {
+		return fmt.Errorf("upsert: %w", err)
+	}
+	if e.State != "finished" {
+		return nil // attempts, steps and bodies are only known at the end
+	}
+	if _, err := w.clearAttempts.ExecContext(ctx, seq); err != nil {
+		return err
+	}
+	for i, a := range e.Attempts {
+		if _, err := w.attempt.ExecContext(ctx, seq, i, a.AccountID, a.AccountName, a.Status, a.Error, nanos(a.Start), int64(a.Duration)); err != nil {
+			return fmt.Errorf("attempt %d: %w", i, err)
+		}
+	}
+	if _, err := w.clearSteps.ExecContext(ctx, seq); err != nil {
+		return err
+	}
+	for i, c := range e.Compaction {
+		if _, err := w.step.ExecContext(ctx, seq, i, c.Layer, c.TokensBefore, c.TokensAfter, c.RawBefore, c.RawAfter, c.Items, int64(c.Duration), c.CacheHit); err != nil {
+			return fmt.Errorf("compaction step %d: %w", i, err)
+		}
+	}
+	if !hasBodies {
+		return nil
+	}
+	var blobs [3][]byte
+	for i, text := range []string{e.Bodies.Request, e.Bodies.Forwarded, e.Bodies.Reply} {
+		if text == "" {
+			continue
+		}
+		if blobs[i], err = compress(Redact([]byte(text))); err != nil {
+			return fmt.Errorf("compress body: %w", err)
+		}
+	}
+	if _, err := w.body.ExecContext(ctx, seq, blobs[0], blobs[1], blobs[2]); err != nil {
+		return fmt.Errorf("bodies: %w", err)
+	}
+	return nil
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

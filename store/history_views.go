@@ -1,0 +1,232 @@
+package store
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Session summarises one client session (SPEC §8, sessions view).
+type Session struct {
+	ID          string    `json:"id"`
+	Client      string    `json:"client"` // user agent of its latest request
+	FirstSeen   time.Time `json:"firstSeen"`
+	LastSeen    time.Time `json:"lastSeen"`
+	Requests    int64     `json:"requests"`
+	Errors      int64     `json:"errors"`
+	LastModel   string    `json:"lastModel"`
+	LastAccount string    `json:"lastAccount"` // the account its latest request went to
+	// Latest context pressure, as its latest /v1/messages request was forwarded.
+	ContextLimit int     `json:"contextLimit"`
+	Tokens       int     `json:"tokens"`
+	Pressure     float64 `json:"pressure"`
+	// LayersFired lists the compaction steps that ever applied, in first-seen order.
+	LayersFired      []string `json:"layersFired"`
+	Compactions      int64    `json:"compactions"`
+	TokensSaved      int64    `json:"tokensSaved"`
+	InputTokens      int64    `json:"inputTokens"`
+	OutputTokens     int64    `json:"outputTokens"`
+	CacheReadTokens  int64    `json:"cacheReadTokens"`
+	CacheWriteTokens int64    `json:"cacheWriteTokens"`
+}
+
+// errorCond is what counts as a failed exchange in views and stats.
+const errorCond = `(state = 'finished' AND (status >= 400 OR error_type != '' OR stream_outcome IN ('client_cancelled', 'upstream_error')))`
+
+// Sessions lists sessions active since the given time, most recently active first.
+func (st *Store) Sessions(ctx context.Context, since time.Time, limit int) ([]Session, error) {
+	if limit <= 0 || limit > 1000 {
+		limit = 100
+	}
+	rows, err := st.db.QueryContext(ctx, `
+		WITH g AS (
+			SELECT session_id, min(start_ns) AS first_ns, max(start_ns) AS last_ns, count(*) AS n,
+				sum(`+errorCond+`) AS errs, max(seq) AS last_seq,
+				max(CASE WHEN route = 'messages' THEN seq END) AS last_msg,
+				group_concat(NULLIF(layers, ''), ',') AS layers, sum(layers != '') AS compactions,
+				sum(tokens_saved) AS saved, sum(input_tokens) AS tin, sum(output_tokens) AS tout,
+				sum(cache_read_tokens) AS tcr, sum(cache_write_tokens) AS tcw
+			FROM exchanges WHERE session_id != '' AND start_ns >= ?
+			GROUP BY session_id ORDER BY last_seq DESC LIMIT ?)
+		SELECT g.session_id, g.first_ns, g.last_ns, g.n, g.errs, coalesce(g.layers, ''), g.compactions, g.saved,
+			g.tin, g.tout, g.tcr, g.tcw, l.user_agent, l.model, l.account_name,
+			coalesce(m.context_limit, 0), coalesce(m.tokens_after, 0), coalesce(m.pressure_after, 0)
+		FROM g JOIN exchanges l ON l.seq = g.last_seq LEFT JOIN exchanges m ON m.seq = g.last_msg
+		ORDER BY g.last_seq DESC`, nanos(since), limit)
+	if err != nil {
+		return nil, fmt.Errorf("sessions: %w", err)
+	}
+	defer rows.Close() //nolint:errcheck // read-only
+	out := []Session{}
+	for rows.Next() {
+		var s Session
+		var first, last int64
+		var layers string
+		if err := rows.Scan(&s.ID, &first, &last, &s.Requests, &s.Errors, &layers, &s.Compactions, &s.TokensSaved,
+			&s.InputTokens, &s.OutputTokens, &s.CacheReadTokens, &s.CacheWriteTokens, &s.Client, &s.LastModel, &s.LastAccount,
+			&s.ContextLimit, &s.Tokens, &s.Pressure); err != nil {
+			return nil, fmt.Errorf("sessions: %w", err)
+		}
+		s.FirstSeen, s.LastSeen = fromNanos(first), fromNanos(last)
+		s.LayersFired = []string{}
+		for _, l := range strings.Split(layers, ",") {
+			if l != "" && !slices.Contains(s.LayersFired, l) {
+				s.LayersFired = append(s.LayersFired, l)
+			}
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sessions: %w", err)
+	}
+	return out, nil
+}
+
+// StatsRow is the traffic of one group (an account, a model or a time bucket).
+type StatsRow struct {
+	Key              string    `json:"key"`             // account name or model; "" for buckets
+	Bucket           time.Time `json:"bucket,omitzero"` // start of the hour or day
+	Requests         int64     `json:"requests"`
+	Errors           int64     `json:"errors"`
+	InputTokens      int64     `json:"inputTokens"`
+	OutputTokens     int64     `json:"outputTokens"`
+	CacheReadTokens  int64     `json:"cacheReadTokens"`
+	CacheWriteTokens int64     `json:"cacheWriteTokens"`
+	// TokensSaved is the (estimated) tokens compaction took out of requests.
+	TokensSaved int64 `json:"tokensSaved"`
+}
+
+// Stats is traffic over a time range, per account, per model and per hour or day.
+type Stats struct {
+	Since     time.Time  `json:"since"`
+	Until     time.Time  `json:"until"`
+	Bucket    string     `json:"bucket"` // "hour" or "day"
+	Total     StatsRow   `json:"total"`
+	ByAccount []StatsRow `json:"byAccount"`
+	ByModel   []StatsRow `json:"byModel"`
+	ByTime    []StatsRow `json:"byTime"`
+}
+
+// HistoryStats aggregates finished exchanges that started in [since, until); bucket is "hour"
+// or "day" (UTC). A zero until means now.
+func (st *Store) HistoryStats(ctx context.Context, since, until time.Time, bucket string) (Stats, error) {
+	if until.IsZero() {
+		until = st.Now()
+	}
+	width := time.Hour
+	switch bucket {
+	case "", "hour":
+		bucket = "hour"
+	case "day":
+		width = 24 * time.Hour
+	default:
+		return Stats{}, fmt.Errorf("stats: bucket %q is not hour or day", bucket)
+	}
+	s := Stats{Since: since.UTC(), Until: until.UTC(), Bucket: bucket}
+	const sums = `count(*), sum(` + errorCond + `), sum(input_tokens), sum(output_tokens),
+		sum(cache_read_tokens), sum(cache_write_tokens), sum(tokens_saved)`
+	const where = ` FROM exchanges WHERE state = 'finished' AND start_ns >= ? AND start_ns < ?`
+	lo, hi := nanos(since), until.UnixNano()
+	for _, q := range []struct {
+		dst  *[]StatsRow
+		sql  string
+		args []any
+	}{
+		{&s.ByAccount, `SELECT account_name, 0, ` + sums + where + ` GROUP BY account_name ORDER BY 3 DESC`, nil},
+		{&s.ByModel, `SELECT coalesce(nullif(model_sent, ''), model), 0, ` + sums + where + ` GROUP BY 1 ORDER BY 3 DESC`, nil},
+		{&s.ByTime, `SELECT '', (start_ns / ?) * ?, ` + sums + where + ` GROUP BY 2 ORDER BY 2`, []any{int64(width), int64(width)}},
+	} {
+		rows, err := st.statsRows(ctx, q.sql, append(q.args, lo, hi)...)
+		if err != nil {
+			return Stats{}, err
+		}
+		*q.dst = rows
+	}
+	for _, r := range s.ByAccount {
+		s.Total.Requests += r.Requests
+		s.Total.Errors += r.Errors
+		s.Total.InputTokens += r.InputTokens
+		s.Total.OutputTokens += r.OutputTokens
+		s.Total.CacheReadTokens += r.CacheReadTokens
+		s.Total.CacheWriteTokens += r.CacheWriteTokens
+		s.Total.TokensSaved += r.TokensSaved
+	}
+	return s, nil
+}
+
+func (st *Store) statsRows(ctx context.Context, q string, args ...any) ([]StatsRow, error) {
+	rows, err := st.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("stats: %w", err)
+	}
+	defer rows.Close() //nolint:errcheck // read-only
+	out := []StatsRow{}
+	for rows.Next() {
+		var r StatsRow
+		var bucket int64
+		if err := rows.Scan(&r.Key, &bucket, &r.Requests, &r.Errors, &r.InputTokens, &r.OutputTokens,
+			&r.CacheReadTokens, &r.CacheWriteTokens, &r.TokensSaved); err != nil {
+			return nil, fmt.Errorf("stats: %w", err)
+		}
+		if bucket != 0 {
+			r.Bucket = fromNanos(bucket)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("stats: %w", err)
+	}
+	return out, nil
+}
+
+// ExportExchanges writes the exchanges matching f as JSON Lines, oldest first, each with its
+// attempts, compaction steps and decompressed bodies (redacted when they were stored). The
+// filter's cursor and limit are ignored: the whole range is exported, a page at a time.
+func (st *Store) ExportExchanges(ctx context.Context, f HistoryFilter, out io.Writer) (int, error) {
+	w := bufio.NewWriter(out)
+	enc := json.NewEncoder(w)
+	// Walk newest-first pages to find the range, then write oldest first: collect seqs only.
+	var seqs []int64
+	f.Before, f.Limit = 0, 1000
+	for {
+		page, err := st.ListExchanges(ctx, f)
+		if err != nil {
+			return 0, fmt.Errorf("export: %w", err)
+		}
+		for _, e := range page.Exchanges {
+			seqs = append(seqs, e.Seq)
+		}
+		if page.Next == 0 {
+			break
+		}
+		f.Before = page.Next
+	}
+	n := 0
+	for i := len(seqs) - 1; i >= 0; i-- {
+		e, err := scanExchange(st.db.QueryRowContext(ctx, `SELECT `+listColumns+` FROM exchanges WHERE seq = ?`, seqs[i]))
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // dropped by retention meanwhile
+		}
+		if err != nil {
+			return n, fmt.Errorf("export: %w", err)
+		}
+		if err := st.loadDetail(ctx, &e); err != nil {
+			return n, fmt.Errorf("export %s: %w", e.ID, err)
+		}
+		if err := enc.Encode(e); err != nil {
+			return n, fmt.Errorf("export: write: %w", err)
+		}
+		n++
+	}
+	if err := w.Flush(); err != nil {
+		return n, fmt.Errorf("export: write: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,188 @@
+package store
+
+import (
+	"bytes"
+)
+
+// Redact replaces key-shaped strings in b with a masked form before anything reaches the
+// database: provider keys (sk-…, sk-ant-…, AIza…), bearer tokens, and the values of api-key
+// headers or fields. A client may paste a key into a prompt, a tool may print one; history must
+// never become the place a key leaks from. The masked form keeps the kind and the last four
+// characters ("sk-ant-…wxyz"), enough to tell keys apart, as the accounts view does.
+//
+// It returns b itself when nothing matched (the common case costs a few bytes.Index scans),
+// else a new slice. Redact is idempotent: a masked value never matches again.
+func Redact(b []byte) []byte {
+	var out []byte // nil until the first match
+	last := 0      // b[last:] not yet copied to out
+	emit := func(start, end int, masked []byte) {
+		if out == nil {
+			out = make([]byte, 0, len(b))
+		}
+		out = append(append(out, b[last:start]...), masked...)
+		last = end
+	}
+	sc := newScanner(b)
+	for i := 0; i < len(b); {
+		start, end, keep := sc.find(i)
+		if start < 0 {
+			break
+		}
+		emit(start, end, mask(b[start:end], keep))
+		i = end
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[last:]...)
+}
+
+// RedactString is Redact for text fields.
+func RedactString(s string) string {
+	r := Redact([]byte(s))
+	if len(r) == len(s) && string(r) == s {
+		return s
+	}
+	return string(r)
+}
+
+// minSecret is the shortest run of token characters taken for a secret after its marker:
+// real keys are far longer, and shorter runs are mostly prose ("sk-learn").
+const minSecret = 12
+
+type marker struct {
+	text       string
+	foldCase   bool // "Bearer", "x-api-key": any case
+	keepPrefix bool // the marker is part of the key (sk-, AIza) and stays visible
+	separators string
+}
+
+var markers = []marker{
+	{text: "sk-", keepPrefix: true},
+	{text: "AIza", keepPrefix: true},
+	{text: "bearer", foldCase: true, separators: " \t"},
+	{text: "api-key", foldCase: true, separators: " \t\"':=\\"},
+	{text: "api_key", foldCase: true, separators: " \t\"':=\\"},
+	{text: "apikey", foldCase: true, separators: " \t\"':=\\"},
+}
+
+// scanner finds secrets left to right. next[i] caches where markers[i] next occurs (-1: no
+// more), so text full of near misses ("task-", "bearers") stays linear.
+type scanner struct {
+	b    []byte
+	next []int
+}
+
+func newScanner(b []byte) *scanner {
+	sc := &scanner{b: b, next: make([]int, len(markers))}
+	for i, m := range markers {
+		sc.next[i] = indexMarker(b, m)
+	}
+	return sc
+}
+
+// find returns the first secret at or after from: [start, end) is the span to mask, of which
+// the first keep bytes stay visible (the "sk-ant-" of a key).
+func (sc *scanner) find(from int) (start, end, keep int) {
+	for {
+		best := -1
+		for i, m := range markers {
+			if sc.next[i] >= 0 && sc.next[i] < from {
+				if at := indexMarker(sc.b[from:], m); at >= 0 {
+					sc.next[i] = from + at
+				} else {
+					sc.next[i] = -1
+				}
+			}
+			if sc.next[i] >= 0 && (best < 0 || sc.next[i] < sc.next[best]) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return -1, 0, 0
+		}
+		at := sc.next[best]
+		if s, e, k, ok := secretAt(sc.b, at, markers[best]); ok {
+			return s, e, k
+		}
+		from = at + 1 // a marker without a secret after it: keep looking
+	}
+}
+
+func indexMarker(b []byte, m marker) int {
+	if !m.foldCase {
+		return bytes.Index(b, []byte(m.text))
+	}
+	// Case-insensitive search for an ASCII marker: find its first letter in either case.
+	lower, upper := m.text[0], m.text[0]-'a'+'A'
+	for i := 0; i+len(m.text) <= len(b); i++ {
+		j := bytes.IndexAny(b[i:], string([]byte{lower, upper}))
+		if j < 0 {
+			return -1
+		}
+		i += j
+		if i+len(m.text) <= len(b) && bytes.EqualFold(b[i:i+len(m.text)], []byte(m.text)) {
+			return i
+		}
+	}
+	return -1
+}
+
+// secretAt checks the text after a marker found at i and returns the span to mask.
+func secretAt(b []byte, i int, m marker) (start, end, keep int, ok bool) {
+	if i > 0 && isTokenByte(b[i-1]) && m.keepPrefix {
+		return 0, 0, 0, false // "task-…" is not "sk-…"
+	}
+	j := i + len(m.text)
+	if m.keepPrefix {
+		k := j
+		for k < len(b) && isTokenByte(b[k]) {
+			k++
+		}
+		if k-j < minSecret {
+			return 0, 0, 0, false
+		}
+		// Keep a provider's sub-prefix visible too ("sk-ant-", "sk-proj-"), if short.
+		keep = len(m.text)
+		if dash := bytes.IndexByte(b[j:k], '-'); dash > 0 && dash <= 8 {
+			keep += dash + 1
+		}
+		return i, k, keep, true
+	}
+	// bearer / api-key: skip the separators, then the value is the secret.
+	k := j
+	for k < len(b) && bytes.IndexByte([]byte(m.separators), b[k]) >= 0 {
+		k++
+	}
+	if k == j {
+		return 0, 0, 0, false // "bearers", "api-keys": not a key/value
+	}
+	v := k
+	for v < len(b) && isValueByte(b[v]) {
+		v++
+	}
+	if v-k < minSecret {
+		return 0, 0, 0, false
+	}
+	return k, v, 0, true
+}
+
+// mask turns a secret into its visible prefix, an ellipsis and its last four bytes.
+func mask(secret []byte, keep int) []byte {
+	out := make([]byte, 0, keep+len("…[redacted]")+4)
+	out = append(out, secret[:keep]...)
+	out = append(out, "…[redacted]"...)
+	if rest := secret[keep:]; len(rest) >= 16 {
+		out = append(out, rest[len(rest)-4:]...)
+	}
+	return out
+}
+
+func isTokenByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+}
+
+// isValueByte also admits the characters of base64 and JWT tokens.
+func isValueByte(c byte) bool {
+	return isTokenByte(c) || c == '.' || c == '~' || c == '+' || c == '/' || c == '='
+}
