@@ -84,9 +84,16 @@ func LatestSignature(msgs []Message) string {
 }
 
 // Layer3 replaces the history with a summary fork. Summaries are cached per
-// session together with the prefix they cover: the client resends the full
-// history every time, and while that prefix is unchanged the same summary is
-// reused — one summary call per compaction point, not per request.
+// session together with the prefix of the client's history they cover: the
+// client resends its full history every time, and while it still starts with
+// that prefix the same summary stands in for it (Resume) — one summary call
+// per compaction point, not per request, and a forwarded prefix that stays
+// byte-identical between compaction points, so prompt caching keeps working.
+// When even the fork grows too large, the summary is extended: the old
+// summary and what came after it are summarised together (Extend).
+//
+// Summaries always cover the client's own history, never a version trimmed
+// by Layer 1: what Layer 1 dropped is in the summary too.
 type Layer3 struct {
 	summarizer Summarizer
 	seed       maphash.Seed
@@ -94,7 +101,7 @@ type Layer3 struct {
 }
 
 type summaryEntry struct {
-	covers  int    // messages[:covers] are summarised
+	covers  int    // the client's messages[:covers] are summarised
 	hash    uint64 // of those messages' bytes
 	summary string
 }
@@ -121,47 +128,70 @@ func (l *Layer3) Apply(ctx context.Context, r *Request, session string, over fun
 	if IsSummaryRequest(r) {
 		return Layer3Result{}, nil
 	}
-	msgs := r.Messages
-	tail := tailStart(msgs)
-	if tail <= forkHead(msgs) {
-		return Layer3Result{}, nil // nothing left to summarise (already a fork)
-	}
-	if e, ok := l.cache.get(session); ok && session != "" && e.covers <= tail && e.hash == l.prefixHash(msgs[:e.covers]) {
-		fork := buildFork(e.summary, msgs[e.covers:])
-		trial := *r
-		trial.Messages = fork
-		if over == nil || !over(&trial) || e.covers == tail {
-			r.Messages = fork
-			return Layer3Result{Summarized: e.covers, CacheHit: true}, nil
+	orig := r.Messages
+	if covered, ok := l.Resume(r, session); ok {
+		if over != nil && !over(r) {
+			return Layer3Result{Summarized: covered, CacheHit: true}, nil
 		}
-		// The cached summary no longer makes enough room: summarise it
-		// together with what came after it.
-		head := fork[:len(fork)-len(msgs[e.covers:])]
-		hist := History{System: r.System, LatestSignature: LatestSignature(msgs[:tail]),
-			Messages: append(append([]Message(nil), head...), msgs[e.covers:tail]...)}
-		return l.summarize(ctx, r, session, hist, tail)
 	}
-	hist := History{System: r.System, Messages: msgs[:tail], LatestSignature: LatestSignature(msgs[:tail])}
-	return l.summarize(ctx, r, session, hist, tail)
+	res, err := l.Extend(ctx, r, orig, session)
+	if err != nil {
+		r.Messages = orig
+	}
+	return res, err
 }
 
-func (l *Layer3) summarize(ctx context.Context, r *Request, session string, h History, tail int) (Layer3Result, error) {
+// Resume replaces the prefix of r's messages that session's cached summary
+// covers by the summary, and reports how many messages it replaced. It does
+// nothing (false) when there is no summary, the client's history no longer
+// starts with what it covers, or r is itself a summary request.
+func (l *Layer3) Resume(r *Request, session string) (int, bool) {
+	if session == "" || IsSummaryRequest(r) {
+		return 0, false
+	}
+	e, ok := l.cache.get(session)
+	msgs := r.Messages
+	if !ok || e.covers >= len(msgs) || e.hash != l.prefixHash(msgs[:e.covers]) {
+		return 0, false
+	}
+	r.Messages = buildFork(e.summary, msgs[e.covers:])
+	return e.covers, true
+}
+
+// Extend summarises orig — the client's messages, which r may already hold
+// in a trimmed or resumed form — up to its verbatim tail, reusing a cached
+// summary of a prefix instead of the messages it covers, and replaces r's
+// messages with the fork. Nothing is done when there is nothing new to
+// summarise.
+func (l *Layer3) Extend(ctx context.Context, r *Request, orig []Message, session string) (Layer3Result, error) {
+	tail := tailStart(orig)
+	if tail <= forkHead(orig) {
+		return Layer3Result{}, nil // nothing left to summarise
+	}
+	hist := History{System: r.System, LatestSignature: LatestSignature(orig[:tail]), Messages: orig[:tail]}
+	if e, ok := l.cache.get(session); ok && session != "" && e.covers <= tail && e.hash == l.prefixHash(orig[:e.covers]) {
+		if e.covers == tail {
+			r.Messages = buildFork(e.summary, orig[tail:])
+			return Layer3Result{Summarized: tail, CacheHit: true}, nil
+		}
+		head := buildFork(e.summary, nil)
+		hist.Messages = append(head[:len(head):len(head)], orig[e.covers:tail]...)
+	}
 	if l.summarizer == nil {
 		return Layer3Result{}, fmt.Errorf("%w: no summary model configured", ErrSummaryFailed)
 	}
-	s, err := l.summarizer.Summarize(ctx, h)
+	s, err := l.summarizer.Summarize(ctx, hist)
 	if err != nil {
 		return Layer3Result{}, fmt.Errorf("%w: %w", ErrSummaryFailed, err)
 	}
 	if strings.TrimSpace(s) == "" {
 		return Layer3Result{}, fmt.Errorf("%w: the summary model returned no text", ErrSummaryFailed)
 	}
-	s = withSignature(strings.TrimSpace(s), h.LatestSignature)
-	msgs := r.Messages
+	s = withSignature(strings.TrimSpace(s), hist.LatestSignature)
 	if session != "" {
-		l.cache.put(session, summaryEntry{covers: tail, hash: l.prefixHash(msgs[:tail]), summary: s})
+		l.cache.put(session, summaryEntry{covers: tail, hash: l.prefixHash(orig[:tail]), summary: s})
 	}
-	r.Messages = buildFork(s, msgs[tail:])
+	r.Messages = buildFork(s, orig[tail:])
 	return Layer3Result{Summarized: tail}, nil
 }
 
