@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 )
 
@@ -71,8 +72,8 @@ type Pipeline struct {
 	o     Options
 	count *Calibrator // o.Calibrator, or a neutral one that never learns
 	comp  *Compressor
-	l1   *Layer1
-	l3   *Layer3
+	l1    *Layer1
+	l3    *Layer3
 }
 
 // NewPipeline returns a Pipeline; invalid thresholds fall back to the defaults.
@@ -128,14 +129,11 @@ type Stats struct {
 type Result struct {
 	Body    []byte // the body to forward; the same slice as Input.Body when Changed is false
 	Changed bool
-	// Lossy reports that a step dropped or replaced content (anything but
-	// restoring signatures), so the original must be kept for the record.
-	Lossy  bool
-	Limit  int    // context window used
-	Before Tokens // pressure as received
-	After  Tokens // pressure as forwarded
-	Stats  []Stats
-	Repair RepairStats
+	Limit   int    // context window used
+	Before  Tokens // pressure as received
+	After   Tokens // pressure as forwarded
+	Stats   []Stats
+	Repair  RepairStats
 
 	family  string
 	profile *Profile // of the request as forwarded, for Learn
@@ -177,9 +175,6 @@ func (p *Pipeline) Run(ctx context.Context, in Input) (Result, error) {
 		st := Stats{Layer: layer, TokensBefore: cur.Calibrated, TokensAfter: after.Calibrated,
 			RawBefore: cur.Raw, RawAfter: after.Raw, Items: items, Duration: p.o.Now().Sub(start), CacheHit: hit}
 		res.Stats = append(res.Stats, st)
-		if layer != LayerSignatures {
-			res.Lossy = true
-		}
 		log.Info("["+string(layer)+"] "+layerVerb[layer], "session", in.Session, "model", model, "items", items,
 			"tokens_before", st.TokensBefore, "tokens_after", st.TokensAfter, "raw_before", st.RawBefore, "raw_after", st.RawAfter,
 			"limit", res.Limit, "summary_cache_hit", hit, "took", st.Duration)
@@ -214,15 +209,28 @@ func (p *Pipeline) Run(ctx context.Context, in Input) (Result, error) {
 	if in.NoThinking {
 		step(LayerPurify, func() (int, bool, error) { return Purify(req), false, nil })
 	}
+	// The client's history after the lossless and per-message steps: what a
+	// Layer-3 summary covers, whatever Layers 1–2 then do to req.
+	orig := slices.Clone(req.Messages)
+	summaryRequest := IsSummaryRequest(req)
+	if above(th.L1) && !summaryRequest {
+		// A session already forked stays forked while its history still
+		// starts with what the summary covers: the forwarded prefix stays
+		// the same and no summary call is needed.
+		step(Layer3Summary, func() (int, bool, error) {
+			n, ok := p.l3.Resume(req, in.Session)
+			return n, ok, nil
+		})
+	}
 	if above(th.L1) {
 		step(Layer1Trim, func() (int, bool, error) { return p.l1.Apply(req, in.Session, overFn(th.L1)), false, nil })
 	}
 	if above(th.L2) {
 		step(Layer2Thinking, func() (int, bool, error) { return ElideThinking(req, p.o.ProtectLastMessages), false, nil })
 	}
-	if above(th.L3) && !IsSummaryRequest(req) {
+	if above(th.L3) && !summaryRequest {
 		err = step(Layer3Summary, func() (int, bool, error) {
-			r, err := p.l3.Apply(ctx, req, in.Session, overFn(th.L3))
+			r, err := p.l3.Extend(ctx, req, orig, in.Session)
 			return r.Summarized, r.CacheHit, err
 		})
 		if err != nil {
