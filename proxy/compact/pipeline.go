@@ -223,7 +223,9 @@ func (p *Pipeline) Run(ctx context.Context, in Input) (Result, error) {
 		})
 	}
 	if above(th.L1) {
-		step(Layer1Trim, func() (int, bool, error) { return p.l1.Apply(req, in.Session, overFn(th.L1)), false, nil })
+		step(Layer1Trim, func() (int, bool, error) {
+			return p.l1.ApplyInSteps(req, in.Session, overFn(th.L1), overFn(th.L2)), false, nil
+		})
 	}
 	if above(th.L2) {
 		step(Layer2Thinking, func() (int, bool, error) { return ElideThinking(req, p.o.ProtectLastMessages), false, nil })
