@@ -74,7 +74,7 @@ func run(args []string) int {
 		return 0
 	}
 	if fl.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "longhaul: unknown command %q (try: account, settings, --headless)\n", fl.Arg(0))
+		fmt.Fprintf(os.Stderr, "longhaul: unknown command %q (try: account, settings, history, --headless)\n", fl.Arg(0))
 		return 2
 	}
 
@@ -97,13 +97,15 @@ func run(args []string) int {
 	if err != nil {
 		log.Warn("estimator calibration not restored; starting neutral", "err", err)
 	}
-	srv, err := proxy.New(proxy.Config{}, proxy.Options{Logger: log, Calibrator: calibration,
+	// The recorder (history and live monitor) observes every exchange; it needs only the store.
+	rec := app.NewRecorder(st, app.RecorderOptions{Logger: log})
+	srv, err := proxy.New(proxy.Config{}, proxy.Options{Logger: log, Calibrator: calibration, Observer: rec,
 		OnAccountRevoked: func(id int64, reason string) { a.AccountRevoked(id, reason) }})
 	if err != nil {
 		log.Error("proxy", "err", err)
 		return 1
 	}
-	a = app.New(app.Deps{Store: st, Proxy: srv, Logger: log, Version: version, DataDir: *dataDir, Overrides: app.Overrides{Port: *port}})
+	a = app.New(app.Deps{Store: st, Proxy: srv, Logger: log, Version: version, DataDir: *dataDir, Overrides: app.Overrides{Port: *port}, Recorder: rec})
 	if err := a.Reload(ctx); err != nil {
 		log.Error("load settings", "err", err)
 		return 1

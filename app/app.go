@@ -35,6 +35,7 @@ type App struct {
 	lastErr string     // why the proxy is not running, if it should be
 
 	revocations chan revocation // 401/403s to persist, off the request path
+	recorder    *Recorder       // history and live monitor (history.go); nil: none
 }
 
 type revocation struct {
@@ -50,6 +51,7 @@ type Deps struct {
 	Version   string
 	DataDir   string
 	Overrides Overrides
+	Recorder  *Recorder // the proxy's Observer, built before the proxy; nil: no history
 }
 
 // New returns an App; call Load before serving.
@@ -61,6 +63,7 @@ func New(d Deps) *App {
 	return &App{
 		store: d.Store, proxy: d.Proxy, log: log, version: d.Version, dataDir: d.DataDir,
 		overrides: d.Overrides, events: NewHub(), revocations: make(chan revocation, 64),
+		recorder: d.Recorder,
 	}
 }
 
@@ -92,6 +95,7 @@ func (a *App) Reload(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("load accounts: %w", err)
 	}
+	a.configureHistory(settings.History)
 	a.proxy.SetAccounts(proxyAccounts(accounts))
 	if err := a.proxy.Reconfigure(proxyConfig(settings, a.overrides)); err != nil {
 		a.lastErr = err.Error()
@@ -115,6 +119,7 @@ func (a *App) Run(ctx context.Context) {
 	})
 	wg.Go(func() { a.publishRequestCounts(ctx) })
 	wg.Go(func() { a.persistRevocations(ctx) })
+	wg.Go(func() { a.runHistory(ctx) })
 	wg.Wait()
 }
 
@@ -217,10 +222,12 @@ func (a *App) SetProxyEnabled(ctx context.Context, on bool) (ProxyStatus, error)
 	return a.statusLocked(), err
 }
 
-// Shutdown stops the proxy, letting requests in flight finish until ctx ends.
+// Shutdown stops the proxy, letting requests in flight finish until ctx ends, then commits
+// the history the recorder still holds (call it after Run has returned).
 func (a *App) Shutdown(ctx context.Context) error {
-	if err := a.proxy.Stop(ctx); err != nil && !errors.Is(err, context.Canceled) {
-		return err
+	err := a.proxy.Stop(ctx)
+	if errors.Is(err, context.Canceled) {
+		err = nil
 	}
-	return nil
+	return errors.Join(err, a.flushHistory(ctx))
 }

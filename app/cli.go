@@ -37,11 +37,12 @@ const cliUsage = `usage:
   longhaul settings get [KEY]
   longhaul settings set KEY VALUE
   longhaul settings reset KEY
+  longhaul history export [--since RFC3339] [--session ID]   (JSON Lines to stdout)
 Every subcommand accepts --data-dir DIR.`
 
 // IsCommand reports whether args start with a CLI subcommand.
 func IsCommand(args []string) bool {
-	return len(args) > 0 && (args[0] == "account" || args[0] == "settings")
+	return len(args) > 0 && (args[0] == "account" || args[0] == "settings" || args[0] == "history")
 }
 
 // Run executes one subcommand.
@@ -59,6 +60,11 @@ func (c *CLI) Run(ctx context.Context, args []string) error {
 		fs.StringVar(&key, "key", "", "API key, or - to read it from stdin (keeps it out of shell history)")
 		fs.StringVar(&label, "label", "", "a name to tell accounts apart")
 		fs.StringVar(&kind, "kind", store.KindAnthropic, "provider kind")
+	}
+	var since, session string
+	if args[0] == "history" && args[1] == "export" {
+		fs.StringVar(&since, "since", "", "only exchanges that started at or after this RFC 3339 time")
+		fs.StringVar(&session, "session", "", "only this session")
 	}
 	rest, err := parseInterspersed(fs, args[2:])
 	if err != nil {
@@ -153,6 +159,8 @@ func (c *CLI) Run(ctx context.Context, args []string) error {
 			return err
 		}
 		fmt.Fprintf(c.Stdout, "%s = %s\n", rest[0], v)
+	case "history export":
+		return c.exportHistory(ctx, st, since, session)
 	case "settings reset":
 		if len(rest) != 1 {
 			return c.usage()

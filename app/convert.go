@@ -19,6 +19,9 @@ func proxyConfig(s store.Settings, o Overrides) proxy.Config {
 		Policy:         s.Proxy.Rotation.Policy,
 		// The setting says "on"; the proxy's zero value is on too.
 		NoSessionAffinity: !s.Proxy.Rotation.SessionAffinity,
+		// History keeps bodies when the setting says so; the proxy then captures them.
+		CaptureBodies:   s.History.StoreBodies,
+		MaxCaptureBytes: s.History.MaxBodyBytes,
 	}
 	x := s.Proxy.Experimental
 	cfg.Compaction = proxy.CompactionConfig{

@@ -43,6 +43,7 @@ func (a *App) Door(assets fs.FS) http.Handler {
 		writeJSON(w, http.StatusOK, accounts)
 	})
 	mux.HandleFunc("GET /longhaul/v1/events", a.serveEvents)
+	a.historyRoutes(mux) // history, live monitor, sessions, pressure, stats (history_door.go)
 	mux.Handle("GET /", http.FileServerFS(assets))
 	return guardLocal(mux)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -116,6 +117,14 @@ func fromNanos(ns int64) time.Time {
 	return time.Unix(0, ns).UTC()
 }
 
+// RedactExchange masks secrets in the text fields of e (not its bodies) and returns it, for
+// views that show records before they are written (the live monitor).
+func RedactExchange(e Exchange) Exchange {
+	e.Attempts = append([]Attempt(nil), e.Attempts...)
+	redactExchange(&e)
+	return e
+}
+
 // redactExchange masks secrets in every text field a client or upstream controls.
 func redactExchange(e *Exchange) {
 	for _, f := range []*string{&e.Path, &e.UserAgent, &e.AccountName, &e.SessionID, &e.Model, &e.ModelSent, &e.ErrorType, &e.ErrorMessage, &e.StopReason} {
@@ -127,7 +136,8 @@ func redactExchange(e *Exchange) {
 }
 
 // upsertExchange is the row write. A finished record replaces the started one in place, so
-// the row keeps its seq (and a paging cursor never sees it twice).
+// the row keeps its seq (and a paging cursor never sees it twice); a started record arriving
+// after its finished one (two writers racing at shutdown) changes nothing.
 const upsertExchange = `INSERT INTO exchanges (
 	id, state, route, method, path, user_agent, remote_addr, session_id, model, model_sent, stream,
 	account_id, account_name, start_ns, first_byte_ns, end_ns, duration_ns, ttfb_ns,
@@ -155,6 +165,7 @@ ON CONFLICT (id) DO UPDATE SET
 	signatures=excluded.signatures, tool_use_ids=excluded.tool_use_ids,
 	bytes_in=excluded.bytes_in, bytes_out=excluded.bytes_out,
 	has_bodies=max(has_bodies, excluded.has_bodies), bodies_truncated=excluded.bodies_truncated
+WHERE exchanges.state != 'finished' OR excluded.state = 'finished'
 RETURNING seq`
 
 // WriteExchanges records a batch in one transaction: new rows, started rows becoming finished,
@@ -240,6 +251,9 @@ func (w *exchangeWriter) write(ctx context.Context, e Exchange) error {
 		strings.Join(e.Layers, ","), e.TokensSaved, e.SignatureRecoveries, e.CrossModelDropped, e.Signatures, string(toolIDs),
 		e.BytesIn, e.BytesOut, hasBodies, e.BodiesTruncated,
 	).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil // a late "started" record never overwrites the finished one
+	}
 	if err != nil {
 		return fmt.Errorf("upsert: %w", err)
 	}

@@ -405,3 +405,14 @@ func TestSessionsAndStats(t *testing.T) {
 		t.Errorf("stats by day = %+v, %v; want one day of 12", day.ByTime, err)
 	}
 }
+
+func TestLateStartedRecordDoesNotRegressFinished(t *testing.T) {
+	st, _ := openTemp(t)
+	fin := fullExchange(3, testNow)
+	writeAll(t, st, fin)
+	writeAll(t, st, Exchange{ID: fin.ID, State: "started", Start: fin.Start})
+	got, err := st.Exchange(context.Background(), fin.ID)
+	if err != nil || got.State != "finished" || got.Status != 200 || got.Bodies == nil {
+		t.Errorf("after a late started record: %+v, %v; want the finished row unchanged", got, err)
+	}
+}

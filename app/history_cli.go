@@ -1,0 +1,28 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"longhaul/store"
+)
+
+// exportHistory is `longhaul history export`: JSON Lines on stdout, oldest first, bodies
+// decompressed (and redacted, as they were stored).
+func (c *CLI) exportHistory(ctx context.Context, st *store.Store, since, session string) error {
+	f := store.HistoryFilter{Session: session}
+	if since != "" {
+		t, err := time.Parse(time.RFC3339Nano, since)
+		if err != nil {
+			return fmt.Errorf("--since %q is not an RFC 3339 time (like 2026-01-02T15:04:05Z)", since)
+		}
+		f.Since = t
+	}
+	n, err := st.ExportExchanges(ctx, f, c.Stdout)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.Stderr, "exported %d exchanges\n", n)
+	return nil
+}
