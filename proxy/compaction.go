@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"reflect"
 
+	"longhaul/proxy/anthropic"
 	"longhaul/proxy/compact"
 	"longhaul/proxy/sigcache"
 )
@@ -22,9 +23,10 @@ const (
 // Reconfigure builds a new one only when that config changes, so per-session
 // state (Layer-1 boundaries, cached summaries) survives unrelated edits.
 type compactor struct {
-	cfg  CompactionConfig
-	pipe *compact.Pipeline
-	sigs *sigcache.Cache // nil when the signature cache is off
+	cfg        CompactionConfig
+	pipe       *compact.Pipeline
+	calibrator *compact.Calibrator
+	sigs       *sigcache.Cache // nil when the signature cache is off
 }
 
 func (c CompactionConfig) equal(o CompactionConfig) bool {
@@ -93,7 +95,59 @@ func (s *Server) newCompactor(c CompactionConfig, prev *compactor) *compactor {
 	if sigs != nil {
 		o.Signatures = sigs
 	}
-	return &compactor{cfg: c, pipe: compact.NewPipeline(o), sigs: sigs}
+	return &compactor{cfg: c, pipe: compact.NewPipeline(o), calibrator: s.calibrator, sigs: sigs}
+}
+
+// quickBytesPerToken bounds the estimator from above without reading the
+// text: no character class costs more than a token per 3.5 bytes of UTF-8
+// (ASCII 4 chars/token; CJK 3 bytes for 0.67 token; emoji 4 bytes for 1),
+// and the JSON around the text only adds bytes.
+const quickBytesPerToken = 3.5
+
+// untouched reports, from what the peek saw and without parsing the body,
+// whether the pipeline would forward the request exactly as it came: no
+// tool result big enough for the compressor or holding an image or a
+// saved-to-file notice, no signature to restore or drop, no thinking to
+// purify, and a size so far below the Layer-1 threshold that no estimate of
+// it could reach it. Each clause errs towards running the pipeline, and the
+// steps that run whatever the pressure only act on what a clause catches, so
+// a request forwards the same bytes whether or not it was screened here.
+// limit is the context window, for the record.
+func (c *compactor) untouched(p anthropic.Peek, body []byte, model, session string, betas []string) (limit int, ok bool) {
+	ms := p.Messages
+	maxChars := c.cfg.MaxToolResultChars
+	if maxChars <= 0 {
+		maxChars = compact.DefaultMaxToolResultChars
+	}
+	if ms.MaxToolContent >= min(compact.DefaultLargeChars, maxChars) || ms.ToolImages > 0 || ms.SavedNotice {
+		return 0, false
+	}
+	if !compact.SupportsThinking(model) && ms.Thinking+ms.Redacted > 0 {
+		return 0, false
+	}
+	family := compact.Family(model)
+	if c.sigs != nil {
+		if !c.cfg.NoToolLoopRecovery {
+			if ms.Thinking > ms.Signed {
+				return 0, false
+			}
+			if ms.Count >= 2 && compact.ThinkingEnabled(p.ThinkingSpan.Of(body)) &&
+				compact.LoopMissingThinking(ms.LastSpans[0].Of(body), ms.LastSpans[1].Of(body)) {
+				return 0, false
+			}
+		}
+		if !c.cfg.NoCrossModelChecks && ms.Signed > 0 && c.sigs.OtherFamily(session, family) {
+			return 0, false
+		}
+	}
+	limit = c.pipe.Limit(model, betas)
+	factor := 1.0
+	if !c.cfg.NoUsageScaling {
+		factor = c.calibrator.Factor(family)
+	}
+	bound := (float64(len(body))/quickBytesPerToken + float64(ms.Images*compact.DefaultDocumentTokens)) *
+		factor * (1 + compact.DefaultMargin)
+	return limit, bound <= c.pipe.Thresholds().L1*float64(limit)
 }
 
 // compactRequest runs the pipeline on a /v1/messages body and records what it
@@ -146,6 +200,7 @@ func (s *Server) learn(c *compactor, res compact.Result, ex *Exchange) {
 		return
 	}
 	family := compact.Family(ex.ModelSent)
+	c.sigs.NoteFamily(ex.SessionID, family)
 	for _, sig := range ex.Signatures {
 		c.sigs.Record(ex.SessionID, family, sig)
 	}

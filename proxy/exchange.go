@@ -79,6 +79,20 @@ type Exchange struct {
 	keptMax   int
 }
 
+// pressureFromUsage fills the pressure of a request the proxy did not need
+// to estimate (it was far below every threshold) from what the upstream
+// counted: better than an estimate, and free.
+func (ex *Exchange) pressureFromUsage() {
+	u := ex.Usage
+	real := int(u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens)
+	if real <= 0 || ex.ContextLimit <= 0 {
+		return
+	}
+	ex.TokensBefore, ex.TokensAfter = real, real
+	ex.PressureBefore = float64(real) / float64(ex.ContextLimit)
+	ex.PressureAfter = ex.PressureBefore
+}
+
 // keepRequestBody holds a reference to the client's body so RequestBody can
 // be copied when the exchange finishes: after the reply, off the latency
 // path, and even if a committed stream already let the buffer go.

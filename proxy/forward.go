@@ -32,9 +32,9 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, co
 	}
 	w.Header().Set("Longhaul-Request-Id", ex.ID)
 	var body *requestBody
+	var peek anthropic.Peek
 	var modelSpan anthropic.Span
 	if hasBody {
-		var peek anthropic.Peek
 		var e *Error
 		body, peek, e = s.readBody(r, cfg.MaxBodyBytes)
 		if e != nil {
@@ -59,7 +59,11 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, co
 	// rewrite of them (a new buffer; the client's is never modified).
 	base := body
 	var compacted compact.Result
+	screened := false
 	if route == "messages" && comp != nil {
+		ex.ContextLimit, screened = comp.untouched(peek, body.buf, ex.Model, ex.SessionID, compact.ParseBetas(r.Header.Values("Anthropic-Beta")))
+	}
+	if route == "messages" && comp != nil && !screened {
 		res, e := s.compactRequest(r.Context(), comp, r, ex, body.buf)
 		if e != nil {
 			ex.keepRequestBody(body, cfg.MaxCaptureBytes)
@@ -112,6 +116,9 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, co
 		if committed || fail == nil {
 			att.Status = ex.Status
 			ex.Attempts = append(ex.Attempts, att)
+			if screened {
+				ex.pressureFromUsage()
+			}
 			s.finish(ex, ex.Status, nil)
 			s.pool.Report(acct.ID, ex.Model, ex.outcome(), s.now())
 			if comp != nil {

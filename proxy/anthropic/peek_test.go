@@ -143,7 +143,8 @@ func checkPeek(t testing.TB, body []byte, cuts []int) {
 
 // fields drops the spans, for comparing what was read.
 func fields(p Peek) Peek {
-	p.ModelSpan, p.SystemSpan, p.FirstMessageSpan = Span{}, Span{}, Span{}
+	p.ModelSpan, p.SystemSpan, p.FirstMessageSpan, p.ThinkingSpan = Span{}, Span{}, Span{}, Span{}
+	p.Messages = MessageStats{}
 	return p
 }
 
@@ -467,5 +468,38 @@ func BenchmarkJSONValid800KB(b *testing.B) {
 		if !json.Valid(body) {
 			b.Fatal("invalid")
 		}
+	}
+}
+
+func TestPeekMessageStats(t *testing.T) {
+	body := `{"thinking":{"type":"enabled","budget_tokens":1000},"messages":[` +
+		`{"role":"user","content":[{"type":"text","text":"look"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0"}}]},` +
+		`{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"EqSig"},{"type":"thinking","thinking":"no sig","signature":""},{"type":"redacted_thinking","data":"xx"},{"type":"tool_use","id":"t1","name":"Read","input":{"type":"image"}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"Output too large. Full output saved to: /tmp/out.txt"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}}]}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t2","content":"Saved to /x; ` + strings.Repeat("y", 300) + `"},{"type":"document","source":{"type":"text","media_type":"text/plain","data":"d"}}]}]}`
+	p, err := PeekRequest([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := p.Messages
+	want := MessageStats{Count: 4, Images: 3, ToolImages: 1, Thinking: 2, Signed: 1, Redacted: 1, SavedNotice: true, LastSpans: ms.LastSpans,
+		MaxToolContent: len(`"Saved to /x; ` + strings.Repeat("y", 300) + `"`)}
+	if ms != want {
+		t.Errorf("Messages = %+v;\nwant %+v", ms, want)
+	}
+	if got := string(p.ThinkingSpan.Of([]byte(body))); got != `{"type":"enabled","budget_tokens":1000}` {
+		t.Errorf("ThinkingSpan = %q", got)
+	}
+	if got := string(ms.LastSpans[1].Of([]byte(body))); !strings.HasPrefix(got, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"t2"`) {
+		t.Errorf("LastSpans[1] = %q; want the last message", got)
+	}
+	if got := string(ms.LastSpans[0].Of([]byte(body))); !strings.Contains(got, `"tool_use_id":"t1"`) {
+		t.Errorf("LastSpans[0] = %q; want the message before the last", got)
+	}
+	// Images and notices in the last message do not count as tool images:
+	// the compressor leaves the last message's to the model.
+	last := `{"messages":[{"role":"user","content":[{"type":"tool_result","content":[{"type":"image","source":{}}]}]}]}`
+	if p, _ := PeekRequest([]byte(last)); p.Messages.ToolImages != 0 || p.Messages.Images != 1 {
+		t.Errorf("last-message image: %+v; want Images 1, ToolImages 0", p.Messages)
 	}
 }

@@ -1,7 +1,6 @@
 package compact
 
 import (
-	"bytes"
 	"strings"
 )
 
@@ -242,8 +241,23 @@ func SupportsThinking(model string) bool {
 	return true
 }
 
-// mentionsThinking is a cheap screen: a body with no thinking blocks needs
-// no signature repair.
-func mentionsThinking(body []byte) bool {
-	return bytes.Contains(body, []byte(`"thinking"`))
+// ThinkingEnabled reports whether a request's raw thinking config turns
+// thinking on ("enabled" with a budget, or "adaptive").
+func ThinkingEnabled(raw []byte) bool { return thinkingEnabled(raw) }
+
+// LoopMissingThinking reports whether a request whose last two messages are
+// prev and last is inside a tool loop whose assistant turn does not start
+// with thinking — the case RepairSignatures restores when thinking is on. It
+// parses only those two messages.
+func LoopMissingThinking(prev, last []byte) bool {
+	p, _, err := parseMessageAt(prev, 0)
+	if err != nil {
+		return false
+	}
+	l, _, err := parseMessageAt(last, 0)
+	if err != nil || l.Role != "user" || !hasToolResult(&l) || p.Role != "assistant" || p.IsString || len(p.Blocks) == 0 {
+		return false
+	}
+	t := p.Blocks[0].Type
+	return t != "thinking" && t != "redacted_thinking"
 }

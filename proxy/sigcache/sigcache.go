@@ -14,6 +14,7 @@
 package sigcache
 
 import (
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -40,6 +41,10 @@ type Cache struct {
 	tools    *lru
 	families *lru
 	sessions *lru
+	// sessionFamilies (session → families that served it) is not one of the
+	// three maps: it only tells the proxy when the cross-model check can
+	// matter, so requests of single-family sessions skip it.
+	sessionFamilies *lru
 
 	toolRecoveries    atomic.Int64
 	sessionRecoveries atomic.Int64
@@ -64,6 +69,8 @@ func New(opts Options) *Cache {
 		tools:    newLRU(size(opts.MaxTools), opts.TTL, opts.Now),
 		families: newLRU(size(opts.MaxSignatures), opts.TTL, opts.Now),
 		sessions: newLRU(size(opts.MaxSessions), opts.TTL, opts.Now),
+
+		sessionFamilies: newLRU(size(opts.MaxSessions), opts.TTL, opts.Now),
 	}
 }
 
@@ -168,4 +175,38 @@ func (c *Cache) Stats() Stats {
 		s.Expired += ex
 	}
 	return s
+}
+
+// NoteFamily records that session was served by a model of family.
+func (c *Cache) NoteFamily(session, family string) {
+	if session == "" || family == "" {
+		return
+	}
+	seen, _ := c.sessionFamilies.get(session)
+	for _, f := range strings.Split(seen, ",") {
+		if f == family {
+			c.sessionFamilies.put(session, seen) // refresh its age
+			return
+		}
+	}
+	if seen != "" {
+		seen += ","
+	}
+	c.sessionFamilies.put(session, seen+family)
+}
+
+// OtherFamily reports whether session was ever served by a model family
+// other than family: only then can its history hold a signature another
+// family issued.
+func (c *Cache) OtherFamily(session, family string) bool {
+	seen, ok := c.sessionFamilies.get(session)
+	if !ok {
+		return false
+	}
+	for _, f := range strings.Split(seen, ",") {
+		if f != family {
+			return true
+		}
+	}
+	return false
 }
