@@ -55,7 +55,7 @@ type Server struct {
 	calibrator *compact.Calibrator
 	comp       atomic.Pointer[compactor] // rebuilt when Config.Compaction changes
 	cfg        atomic.Pointer[Config]
-	requests atomic.Int64
+	requests   atomic.Int64
 
 	mu       sync.Mutex // guards the listener state below
 	srv      *http.Server
@@ -69,9 +69,9 @@ func New(cfg Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		transport: opts.Transport,
-		observer:  opts.Observer,
-		log:       opts.Logger,
+		transport:  opts.Transport,
+		observer:   opts.Observer,
+		log:        opts.Logger,
 		now:        opts.Now,
 		pool:       NewPool(opts.OnAccountRevoked),
 		calibrator: opts.Calibrator,
