@@ -151,7 +151,43 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, co
 			return
 		}
 	}
+	if route == "count_tokens" && comp != nil && last != nil && countUnsupported(last) {
+		s.countLocally(w, comp, ex, body.buf)
+		return
+	}
 	s.passOn(w, ex, last)
+}
+
+// countUnsupported reports an upstream answer that means "no token counting
+// here" (an OpenAI-compatible or older endpoint) rather than a verdict on the
+// request, such as Anthropic's 404 for an unknown model.
+func countUnsupported(f *upstreamFailure) bool {
+	switch f.status {
+	case http.StatusNotFound:
+		return !(f.errorType() == errNotFound && strings.Contains(strings.ToLower(f.message()), "model"))
+	case http.StatusMethodNotAllowed, http.StatusNotImplemented:
+		return true
+	}
+	return false
+}
+
+// countLocally answers count_tokens from the calibrated estimator, in the
+// API's own shape, when the upstream cannot count.
+func (s *Server) countLocally(w http.ResponseWriter, comp *compactor, ex *Exchange, body []byte) {
+	n, err := comp.pipe.Count(body, ex.Model, ex.SessionID)
+	if err != nil {
+		e := newError(http.StatusBadRequest, errInvalidRequest, "cannot count tokens: "+err.Error())
+		s.finish(ex, e.Status, e)
+		writeError(w, e)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Longhaul-Token-Count", "estimated")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprintf(w, `{"input_tokens":%d}`, n)
+	ex.ErrorType, ex.ErrorMessage = "", ""
+	ex.TokensBefore, ex.TokensAfter = n, n
+	s.finish(ex, http.StatusOK, nil)
 }
 
 // retryBackoff is the pause before retrying after an overload: short, since

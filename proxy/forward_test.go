@@ -477,3 +477,40 @@ func TestTruncatedEventIsNotForwarded(t *testing.T) {
 		t.Errorf("client events = %v; want [message_start error]", names)
 	}
 }
+
+// An upstream that cannot count tokens (an OpenAI-compatible endpoint, an
+// older gateway) gets count_tokens answered from the calibrated estimator.
+func TestCountTokensFallsBackToTheEstimator(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if !bytes.Contains(b, []byte("claude-nope")) {
+			http.NotFound(w, r) // a gateway without the route
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		io.WriteString(w, `{"type":"error","error":{"type":"not_found_error","message":"model: claude-nope"}}`)
+	}))
+	defer up.Close()
+	f := newFixture(t, Config{}, Account{ID: 1, BaseURL: up.URL, Secret: "sk-ant-count-test-0001", Enabled: true})
+	resp := f.post(t, "/v1/messages/count_tokens", `{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"`+strings.Repeat("word ", 400)+`"}]}`)
+	body := readAll(t, resp.Body)
+	var ct struct {
+		InputTokens int `json:"input_tokens"`
+	}
+	if resp.StatusCode != http.StatusOK || json.Unmarshal([]byte(body), &ct) != nil {
+		t.Fatalf("count_tokens = %d %s; want 200 with input_tokens", resp.StatusCode, body)
+	}
+	// 2,000 ASCII characters at ~4 per token, plus a few for the structure.
+	if ct.InputTokens < 480 || ct.InputTokens > 560 || resp.Header.Get("Longhaul-Token-Count") != "estimated" {
+		t.Errorf("input_tokens = %d (header %q); want ≈ 500, marked estimated", ct.InputTokens, resp.Header.Get("Longhaul-Token-Count"))
+	}
+	if ex := f.obs.last(t); ex.Status != http.StatusOK || ex.TokensAfter != ct.InputTokens {
+		t.Errorf("exchange status %d tokens %d; want 200 and %d", ex.Status, ex.TokensAfter, ct.InputTokens)
+	}
+	// A 404 about the model is the upstream's verdict on the request: passed on.
+	resp = f.post(t, "/v1/messages/count_tokens", `{"model":"claude-nope","messages":[{"role":"user","content":"hi"}]}`)
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(readAll(t, resp.Body), "claude-nope") {
+		t.Errorf("unknown model: status %d; want the upstream's 404", resp.StatusCode)
+	}
+}

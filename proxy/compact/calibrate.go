@@ -144,6 +144,11 @@ type Tokens struct {
 	Anchored   bool // part of Calibrated is the upstream's real count
 }
 
+// margin is the estimator's safety margin as a fraction.
+func (c *Calibrator) margin() float64 {
+	return float64(c.opts.Estimator.WithMargin(1e6))/1e6 - 1
+}
+
 // Profile is what the calibrator needs to know about one request: its raw
 // estimate and a running hash per message. It holds no reference to the
 // request's bytes, so it can outlive a pooled body buffer (the anchor is set

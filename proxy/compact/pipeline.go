@@ -273,6 +273,21 @@ func (p *Pipeline) Learn(res Result, session string, real int) {
 		"estimated", res.After.Calibrated, "real", real, "factor_before", before, "factor_after", after)
 }
 
+// Count is the best estimate of a request's input tokens, for answering
+// count_tokens without an upstream: calibrated (or anchored on the session's
+// last real count), without the safety margin decisions use.
+func (p *Pipeline) Count(body []byte, model, session string) (int, error) {
+	req, err := ParseRequest(body)
+	if err != nil {
+		return 0, err
+	}
+	if model == "" {
+		model = req.Model
+	}
+	t := p.count.CountProfile(session, Family(model), p.count.Profile(req))
+	return int(float64(t.Calibrated)/(1+p.count.margin()) + 0.5), nil
+}
+
 // Thresholds returns the thresholds in use (defaults filled in).
 func (p *Pipeline) Thresholds() Thresholds { return p.o.Thresholds }
 
