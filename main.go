@@ -31,6 +31,11 @@ var frontendDist embed.FS
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
+// The self-update release source, set at build time (-ldflags "-X main.updateRepo=owner/name");
+// empty: updates are off. updateAPI is a GitHub Enterprise API base (empty: github.com);
+// updateKey a PEM ECDSA public key that signs checksums.txt (empty: checksums only).
+var updateRepo, updateAPI, updateKey string
+
 func main() {
 	os.Exit(run(os.Args[1:]))
 }
@@ -78,6 +83,9 @@ func run(args []string) int {
 		return 2
 	}
 
+	if !*headless && app.FocusRunningInstance(*dataDir) {
+		return 0 // a window is already running on this data: it shows itself
+	}
 	assets, err := fs.Sub(frontendDist, "frontend/dist")
 	if err != nil {
 		log.Error("frontend assets", "err", err)
@@ -105,7 +113,8 @@ func run(args []string) int {
 		log.Error("proxy", "err", err)
 		return 1
 	}
-	a = app.New(app.Deps{Store: st, Proxy: srv, Logger: log, Version: version, DataDir: *dataDir, Overrides: app.Overrides{Port: *port}, Recorder: rec})
+	a = app.New(app.Deps{Store: st, Proxy: srv, Logger: log, Version: version, DataDir: *dataDir, Overrides: app.Overrides{Port: *port}, Recorder: rec,
+		Update: app.UpdateConfig{Repo: updateRepo, APIURL: updateAPI, PublicKey: updateKey}})
 	if err := a.Reload(ctx); err != nil {
 		log.Error("load settings", "err", err)
 		return 1

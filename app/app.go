@@ -36,6 +36,9 @@ type App struct {
 
 	revocations chan revocation // 401/403s to persist, off the request path
 	recorder    *Recorder       // history and live monitor (history.go); nil: none
+
+	autostart *autostart // the login entry, following app.autostart (autostart.go)
+	updates   *updater   // self-update, following app.check_updates (update.go)
 }
 
 type revocation struct {
@@ -52,6 +55,9 @@ type Deps struct {
 	DataDir   string
 	Overrides Overrides
 	Recorder  *Recorder // the proxy's Observer, built before the proxy; nil: no history
+
+	// Update is the release source built into the binary; zero: updates off.
+	Update UpdateConfig
 }
 
 // New returns an App; call Load before serving.
@@ -60,11 +66,14 @@ func New(d Deps) *App {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &App{
+	a := &App{
 		store: d.Store, proxy: d.Proxy, log: log, version: d.Version, dataDir: d.DataDir,
 		overrides: d.Overrides, events: NewHub(), revocations: make(chan revocation, 64),
 		recorder: d.Recorder,
 	}
+	a.autostart = newAutostart(d.DataDir)
+	a.updates = newUpdater(d.Update, d.Version, log, func(st UpdateStatus) { a.events.Publish(EventUpdateStatus, st) })
+	return a
 }
 
 // AccountRevoked is the proxy's hook for an account an upstream refused with
@@ -95,6 +104,7 @@ func (a *App) Reload(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("load accounts: %w", err)
 	}
+	a.applyAppSettings(settings.App)
 	a.configureHistory(settings.History)
 	a.proxy.SetAccounts(proxyAccounts(accounts))
 	if err := a.proxy.Reconfigure(proxyConfig(settings, a.overrides)); err != nil {
@@ -120,6 +130,7 @@ func (a *App) Run(ctx context.Context) {
 	wg.Go(func() { a.publishRequestCounts(ctx) })
 	wg.Go(func() { a.persistRevocations(ctx) })
 	wg.Go(func() { a.runHistory(ctx) })
+	wg.Go(func() { a.updates.run(ctx) })
 	wg.Wait()
 }
 

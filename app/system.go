@@ -22,3 +22,9 @@ func (s *System) SetProxyEnabled(on bool) (ProxyStatus, error) {
 
 // Accounts lists the upstream accounts (secrets masked) with cooldowns, quota and usage.
 func (s *System) Accounts() ([]AccountView, error) { return s.app.Accounts(s.ctx()) }
+
+// UpdateStatus reports self-update's state: off (and why), up to date, ready to restart, failed.
+func (s *System) UpdateStatus() (UpdateStatus, error) { return s.app.UpdateStatus(), nil }
+
+// CheckForUpdates checks for a newer release now and installs it ("restart to finish").
+func (s *System) CheckForUpdates() (UpdateStatus, error) { return s.app.CheckForUpdates(s.ctx()) }

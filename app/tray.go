@@ -1,0 +1,150 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// TrayActions are what the tray's window entries do. Nil: the entry does nothing.
+type TrayActions struct {
+	ShowWindow func() // "Open window"
+	Quit       func() // "Quit"
+}
+
+// errTrayUnsupported: no tray on this platform (macOS until the tray can start
+// on the main thread; the window keeps the proxy toggle).
+var errTrayUnsupported = errors.New("no tray on this platform")
+
+// Tray menu labels; the DBus tray test finds the items by them.
+const (
+	trayLabelProxy = "Proxy on"
+	trayLabelOpen  = "Open window"
+	trayLabelQuit  = "Quit"
+)
+
+// trayRefresh is how often the status line refreshes without an event (it
+// counts active sessions, which publish no event).
+const trayRefresh = 5 * time.Second
+
+// trayMenu is the platform tray as the tray loop drives it (tray_systray.go).
+type trayMenu interface {
+	setStatus(line string)
+	setProxy(on bool)
+}
+
+// trayClicks are the menu's clicks, buffered so none is lost while the loop is busy.
+type trayClicks struct {
+	toggle, open, quit chan struct{}
+}
+
+func newTrayClicks() trayClicks {
+	return trayClicks{toggle: make(chan struct{}, 4), open: make(chan struct{}, 4), quit: make(chan struct{}, 1)}
+}
+
+// dayCounter turns the proxy's running request count into "requests today".
+type dayCounter struct {
+	day  string
+	base int64
+}
+
+// today returns the requests since local midnight (or since start, if the
+// app started today); total is the count since start.
+func (d *dayCounter) today(now time.Time, total int64) int64 {
+	day := now.Format(time.DateOnly)
+	if d.day == "" {
+		d.day = day
+	} else if d.day != day {
+		d.day, d.base = day, total
+	}
+	return total - d.base
+}
+
+// trayStatusLine is the tray's first line: where the proxy listens (or why it
+// does not), requests today and active sessions.
+func trayStatusLine(st ProxyStatus, today int64, sessions int) string {
+	where := "Listening on " + st.Address
+	switch {
+	case !st.Running && st.Error != "":
+		where = "Proxy off: " + st.Error
+	case !st.Running:
+		where = "Proxy off"
+	}
+	return fmt.Sprintf("%s · %s today · %s", where, plural(today, "request"), plural(int64(sessions), "active session"))
+}
+
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// activeSessions counts the sessions bound to an account (used within the
+// affinity window, an hour).
+func (a *App) activeSessions(now time.Time) int {
+	n := 0
+	for _, st := range a.proxy.Pool().Status(now) {
+		n += st.SessionsBound
+	}
+	return n
+}
+
+// driveTray keeps the menu in step with the proxy (whoever toggled it: the
+// tray, the window, the CLI) and acts on clicks, until ctx ends.
+func (a *App) driveTray(ctx context.Context, menu trayMenu, clicks trayClicks, act TrayActions) {
+	var (
+		days   dayCounter
+		toggle sync.Mutex // one toggle at a time; a second click waits for the first
+		wg     sync.WaitGroup
+	)
+	defer wg.Wait()
+	render := func() {
+		st := a.Status()
+		now := time.Now()
+		menu.setProxy(st.Running)
+		menu.setStatus(trayStatusLine(st, days.today(now, st.Requests), a.activeSessions(now)))
+	}
+	render()
+	events, unsubscribe := a.events.Subscribe()
+	defer func() { unsubscribe() }()
+	tick := time.NewTicker(trayRefresh)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case m, ok := <-events:
+			if !ok { // fell behind: subscribe again (the hub replays the latest status)
+				unsubscribe()
+				events, unsubscribe = a.events.Subscribe()
+				continue
+			}
+			if m.Name == EventProxyStatus {
+				render()
+			}
+		case <-tick.C:
+			render()
+		case <-clicks.toggle:
+			// Stopping waits for streams in flight: off the loop, so the menu stays live.
+			wg.Go(func() {
+				toggle.Lock()
+				defer toggle.Unlock()
+				on := !a.Status().Running
+				if _, err := a.SetProxyEnabled(ctx, on); err != nil {
+					a.log.Error("tray: proxy toggle", "on", on, "err", err)
+				}
+			})
+		case <-clicks.open:
+			if act.ShowWindow != nil {
+				act.ShowWindow()
+			}
+		case <-clicks.quit:
+			if act.Quit != nil {
+				act.Quit()
+			}
+		}
+	}
+}

@@ -1,0 +1,151 @@
+//go:build !darwin
+
+package app
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+
+	"fyne.io/systray"
+	"github.com/godbus/dbus/v5"
+)
+
+// RunTray shows the tray icon and its menu (status line, proxy toggle, open
+// window, quit) until ctx ends. On Linux the tray is a StatusNotifierItem on
+// the session bus (no GTK); with no session bus, or no tray host on it, the
+// app runs on without a tray and the window keeps the toggle.
+//
+// fyne.io/systray keeps its state in package variables: run one tray per
+// process.
+func (a *App) RunTray(ctx context.Context, act TrayActions) error {
+	items := make(chan *systrayMenu, 1)
+	done := make(chan error, 1)
+	go func() {
+		// systray.Run runs its event loop on this thread (Windows needs that;
+		// on Linux it only waits for Quit).
+		runtime.LockOSThread()
+		done <- recoverTray("run", func() {
+			systray.Run(func() { items <- newSystrayMenu() }, nil)
+		})
+	}()
+	var menu *systrayMenu
+	select {
+	case menu = <-items:
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return a.quitTray(done)
+	}
+	clicks := newTrayClicks()
+	forward := func(from chan struct{}, to chan struct{}) {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-from:
+				select {
+				case to <- struct{}{}:
+				default: // already pending
+				}
+			}
+		}
+	}
+	go forward(menu.toggle.ClickedCh, clicks.toggle)
+	go forward(menu.open.ClickedCh, clicks.open)
+	go forward(menu.quit.ClickedCh, clicks.quit)
+	a.driveTray(ctx, menu, clicks, act)
+	return a.quitTray(done)
+}
+
+// quitTray ends the tray loop. systray panics in Quit when it never reached
+// a session bus (it closes a nil connection); that is not worth a crash.
+func (a *App) quitTray(done <-chan error) error {
+	if err := recoverTray("quit", systray.Quit); err != nil {
+		a.log.Warn("tray", "err", err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			a.log.Warn("tray", "err", err)
+		}
+	case <-time.After(5 * time.Second):
+		return fmt.Errorf("tray did not stop within 5s")
+	}
+	return nil
+}
+
+func recoverTray(action string, f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("tray %s: %v", action, r)
+		}
+	}()
+	f()
+	return nil
+}
+
+// systrayMenu is the menu on fyne.io/systray.
+type systrayMenu struct {
+	status, toggle, open, quit *systray.MenuItem
+	line                       string
+	on, known                  bool
+}
+
+// newSystrayMenu builds the menu; systray calls it once its loop is ready.
+func newSystrayMenu() *systrayMenu {
+	systray.SetIcon(trayIcon)
+	systray.SetTitle("Longhaul")
+	systray.SetTooltip("Longhaul")
+	m := &systrayMenu{}
+	m.status = systray.AddMenuItem("Longhaul", "")
+	m.status.Disable()
+	systray.AddSeparator()
+	m.toggle = systray.AddMenuItemCheckbox(trayLabelProxy, "Start or stop the local proxy", false)
+	m.open = systray.AddMenuItem(trayLabelOpen, "Show the Longhaul window")
+	systray.AddSeparator()
+	m.quit = systray.AddMenuItem(trayLabelQuit, "Stop the proxy and quit Longhaul")
+	return m
+}
+
+func (m *systrayMenu) setStatus(line string) {
+	if line == m.line {
+		return
+	}
+	m.line = line
+	m.status.SetTitle(line)
+	systray.SetTooltip("Longhaul — " + line)
+}
+
+func (m *systrayMenu) setProxy(on bool) {
+	if m.known && on == m.on {
+		return
+	}
+	m.known, m.on = true, on
+	if on {
+		m.toggle.Check()
+	} else {
+		m.toggle.Uncheck()
+	}
+}
+
+// TrayHostPresent reports whether a tray host shows tray icons, so closing
+// the window can hide it (to the tray) rather than quit: on Linux a
+// StatusNotifierWatcher on the session bus (stock GNOME has none without an
+// extension), on Windows always.
+func TrayHostPresent() bool {
+	if runtime.GOOS == "windows" {
+		return true
+	}
+	conn, err := dbus.ConnectSessionBus()
+	if err != nil {
+		return false
+	}
+	defer conn.Close() //nolint:errcheck // a private, read-only connection
+	var owned bool
+	if err := conn.BusObject().Call("org.freedesktop.DBus.NameHasOwner", 0, "org.kde.StatusNotifierWatcher").Store(&owned); err != nil {
+		return false
+	}
+	return owned
+}

@@ -1,0 +1,48 @@
+package app
+
+import (
+	"testing"
+	"time"
+)
+
+func TestTrayStatusLine(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		st       ProxyStatus
+		today    int64
+		sessions int
+		want     string
+	}{
+		{"running", ProxyStatus{Running: true, Address: "127.0.0.1:8045"}, 12, 2,
+			"Listening on 127.0.0.1:8045 · 12 requests today · 2 active sessions"},
+		{"singular", ProxyStatus{Running: true, Address: "127.0.0.1:8045"}, 1, 1,
+			"Listening on 127.0.0.1:8045 · 1 request today · 1 active session"},
+		{"off", ProxyStatus{Address: "127.0.0.1:8045"}, 0, 0,
+			"Proxy off · 0 requests today · 0 active sessions"},
+		{"failed", ProxyStatus{Address: "127.0.0.1:8045", Error: "port 8045 is in use"}, 3, 0,
+			"Proxy off: port 8045 is in use · 3 requests today · 0 active sessions"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := trayStatusLine(tc.st, tc.today, tc.sessions); got != tc.want {
+				t.Errorf("trayStatusLine(%+v, %d, %d) = %q; want %q", tc.st, tc.today, tc.sessions, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDayCounterRestartsAtMidnight(t *testing.T) {
+	var d dayCounter
+	morning := time.Date(2026, 11, 22, 9, 0, 0, 0, time.Local)
+	if got := d.today(morning, 5); got != 5 {
+		t.Errorf("first day: today = %d; want 5 (everything since start)", got)
+	}
+	if got := d.today(morning.Add(14*time.Hour+59*time.Minute), 40); got != 40 {
+		t.Errorf("23:59: today = %d; want 40", got)
+	}
+	if got := d.today(morning.Add(15*time.Hour+time.Minute), 41); got != 0 {
+		t.Errorf("00:01 next day: today = %d; want 0", got)
+	}
+	if got := d.today(morning.Add(16*time.Hour), 50); got != 9 {
+		t.Errorf("01:00 next day: today = %d; want 9", got)
+	}
+}
