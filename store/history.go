@@ -198,7 +198,7 @@ func (st *Store) WriteExchanges(ctx context.Context, batch []Exchange) error {
 }
 
 type exchangeWriter struct {
-	upsert, clearAttempts, attempt, clearSteps, step, body *sql.Stmt
+	upsert, attempt, step, body *sql.Stmt
 }
 
 func prepareWriter(ctx context.Context, tx *sql.Tx) (*exchangeWriter, error) {
@@ -208,10 +208,8 @@ func prepareWriter(ctx context.Context, tx *sql.Tx) (*exchangeWriter, error) {
 		text string
 	}{
 		{&w.upsert, upsertExchange},
-		{&w.clearAttempts, `DELETE FROM exchange_attempts WHERE exchange_seq = ?`},
-		{&w.attempt, `INSERT INTO exchange_attempts (exchange_seq, n, account_id, account_name, status, error, start_ns, duration_ns) VALUES (?,?,?,?,?,?,?,?)`},
-		{&w.clearSteps, `DELETE FROM exchange_compaction WHERE exchange_seq = ?`},
-		{&w.step, `INSERT INTO exchange_compaction (exchange_seq, n, layer, tokens_before, tokens_after, raw_before, raw_after, items, duration_ns, cache_hit) VALUES (?,?,?,?,?,?,?,?,?,?)`},
+		{&w.attempt, `INSERT OR REPLACE INTO exchange_attempts (exchange_seq, n, account_id, account_name, status, error, start_ns, duration_ns) VALUES (?,?,?,?,?,?,?,?)`},
+		{&w.step, `INSERT OR REPLACE INTO exchange_compaction (exchange_seq, n, layer, tokens_before, tokens_after, raw_before, raw_after, items, duration_ns, cache_hit) VALUES (?,?,?,?,?,?,?,?,?,?)`},
 		{&w.body, `INSERT INTO exchange_bodies (exchange_seq, request, forwarded, reply) VALUES (?,?,?,?)
 			ON CONFLICT (exchange_seq) DO UPDATE SET request=excluded.request, forwarded=excluded.forwarded, reply=excluded.reply`},
 	} {
@@ -226,7 +224,7 @@ func prepareWriter(ctx context.Context, tx *sql.Tx) (*exchangeWriter, error) {
 }
 
 func (w *exchangeWriter) close() {
-	for _, s := range []*sql.Stmt{w.upsert, w.clearAttempts, w.attempt, w.clearSteps, w.step, w.body} {
+	for _, s := range []*sql.Stmt{w.upsert, w.attempt, w.step, w.body} {
 		if s != nil {
 			s.Close() //nolint:errcheck // closing a prepared statement of a finished tx
 		}
@@ -260,16 +258,12 @@ func (w *exchangeWriter) write(ctx context.Context, e Exchange) error {
 	if e.State != "finished" {
 		return nil // attempts, steps and bodies are only known at the end
 	}
-	if _, err := w.clearAttempts.ExecContext(ctx, seq); err != nil {
-		return err
-	}
+	// A finished row is written once (a failed batch rolls back whole), so its attempts and
+	// steps are new; OR REPLACE keeps a repeated write harmless without a DELETE per row.
 	for i, a := range e.Attempts {
 		if _, err := w.attempt.ExecContext(ctx, seq, i, a.AccountID, a.AccountName, a.Status, a.Error, nanos(a.Start), int64(a.Duration)); err != nil {
 			return fmt.Errorf("attempt %d: %w", i, err)
 		}
-	}
-	if _, err := w.clearSteps.ExecContext(ctx, seq); err != nil {
-		return err
 	}
 	for i, c := range e.Compaction {
 		if _, err := w.step.ExecContext(ctx, seq, i, c.Layer, c.TokensBefore, c.TokensAfter, c.RawBefore, c.RawAfter, c.Items, int64(c.Duration), c.CacheHit); err != nil {
