@@ -107,14 +107,19 @@ func run(args []string) int {
 	}
 	// The recorder (history and live monitor) observes every exchange; it needs only the store.
 	rec := app.NewRecorder(st, app.RecorderOptions{Logger: log})
+	// The UI is also served on the proxy's port under /longhaul/; like the
+	// revocation hook, it reaches the app through a variable set below.
+	var proxyDoor http.Handler
 	srv, err := proxy.New(proxy.Config{}, proxy.Options{Logger: log, Calibrator: calibration, Observer: rec,
-		OnAccountRevoked: func(id int64, reason string) { a.AccountRevoked(id, reason) }})
+		OnAccountRevoked: func(id int64, reason string) { a.AccountRevoked(id, reason) },
+		UI:               http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { proxyDoor.ServeHTTP(w, r) })})
 	if err != nil {
 		log.Error("proxy", "err", err)
 		return 1
 	}
 	a = app.New(app.Deps{Store: st, Proxy: srv, Logger: log, Version: version, DataDir: *dataDir, Overrides: app.Overrides{Port: *port}, Recorder: rec,
 		Update: app.UpdateConfig{Repo: updateRepo, APIURL: updateAPI, PublicKey: updateKey}})
+	proxyDoor = a.ProxyDoor(assets)
 	if err := a.Reload(ctx); err != nil {
 		log.Error("load settings", "err", err)
 		return 1
@@ -168,7 +173,7 @@ func serveHeadless(ctx context.Context, a *app.App, assets fs.FS, addr string, l
 	defer cancelBase()
 	srv := &http.Server{Handler: a.Door(assets), ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return base }}
 	st := a.Status()
-	fmt.Printf("Longhaul %s\nProxy: %s (running: %t)\nLonghaul UI: http://%s/\n", version, st.BaseURL, st.Running, ln.Addr())
+	fmt.Printf("Longhaul %s\nProxy: %s (running: %t)\nLonghaul UI: http://%s/\nAlso on the proxy's port: %s/longhaul/\n", version, st.BaseURL, st.Running, ln.Addr(), st.BaseURL)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -131,6 +131,23 @@ func TestCLIChangesReachRunningInstance(t *testing.T) {
 	if status, body := post(proxyURL, req); status != 503 || !strings.Contains(body, "overloaded_error") {
 		t.Fatalf("before any account: %d %s; want 503 overloaded_error", status, body)
 	}
+	// The same UI and its API also ride on the proxy's port. (Without a
+	// frontend build, dist/ holds only .gitkeep, which the file server lists.)
+	page := "<div id="
+	if _, err := os.Stat(filepath.Join("frontend", "dist", "index.html")); err != nil {
+		page = ".gitkeep"
+	}
+	for path, want := range map[string]string{"/longhaul/": page, "/longhaul/v1/status": `"running":true`} {
+		resp, err := http.Get(proxyURL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), want) {
+			t.Errorf("GET %s on the proxy port = %d %.200s; want 200 with %q", path, resp.StatusCode, body, want)
+		}
+	}
 
 	out, err := runCLI(t, bin, dataDir, "sk-ant-api03-cli-secret-7777\n", "account", "add", "--base-url", up.URL, "--key", "-", "--label", "from-cli")
 	if err != nil || !strings.Contains(out, "added account 1") || strings.Contains(out, "cli-secret") {

@@ -15,6 +15,17 @@ import (
 // machines without a display (headless mode) and for browser tests. It is the
 // HTTP twin of the Wails bindings: same methods, same events.
 func (a *App) Door(assets fs.FS) http.Handler {
+	return loopbackOnly(sameOrigin(a.doorMux(assets)))
+}
+
+// ProxyDoor is the Door for mounting on the proxy's port, which has already
+// checked the caller (a loopback Host, or the client key when the proxy
+// listens beyond loopback); only the cross-origin check is added.
+func (a *App) ProxyDoor(assets fs.FS) http.Handler {
+	return sameOrigin(a.doorMux(assets))
+}
+
+func (a *App) doorMux(assets fs.FS) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /longhaul/v1/status", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, a.Status())
@@ -45,7 +56,7 @@ func (a *App) Door(assets fs.FS) http.Handler {
 	mux.HandleFunc("GET /longhaul/v1/events", a.serveEvents)
 	a.historyRoutes(mux) // history, live monitor, sessions, pressure, stats (history_door.go)
 	mux.Handle("GET /", http.FileServerFS(assets))
-	return guardLocal(mux)
+	return mux
 }
 
 // serveEvents streams hub events as SSE until the client leaves or falls behind
@@ -84,14 +95,21 @@ func (a *App) serveEvents(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// guardLocal refuses requests that do not address the door by a loopback name
-// (DNS rebinding) and state-changing requests from another origin (CSRF).
-func guardLocal(next http.Handler) http.Handler {
+// loopbackOnly refuses requests that do not address the door by a loopback
+// name (DNS rebinding).
+func loopbackOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !isLoopbackName(r.Host) {
 			writeDoorError(w, http.StatusForbidden, "address the UI as 127.0.0.1 or localhost")
 			return
 		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// sameOrigin refuses state-changing requests from another origin (CSRF).
+func sameOrigin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			if o := r.Header.Get("Origin"); o != "" {
 				if u, err := url.Parse(o); err != nil || u.Host != r.Host {

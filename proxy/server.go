@@ -39,6 +39,13 @@ type Options struct {
 	// Calibrator keeps what real usage taught the token estimator. If nil, a
 	// fresh one (every factor 1) is used; pass one to persist it.
 	Calibrator *compact.Calibrator
+	// UI, if not nil, is served on the proxy's own port under /longhaul/
+	// (the app's UI and its API, for headless machines), behind the same
+	// check as the API: a loopback Host without a client key, the key
+	// otherwise (a browser can give it as the Basic-auth password). Paths
+	// under /longhaul/v1/ reach it unchanged; any other /longhaul/X arrives
+	// as /X. If nil, /longhaul/ is not served.
+	UI http.Handler
 }
 
 // Server is the proxy. It can be started, stopped and started again (the tray
@@ -51,6 +58,7 @@ type Server struct {
 	pool      *Pool
 	bodies    bodyPool
 	handler   http.Handler
+	ui        http.Handler
 
 	calibrator *compact.Calibrator
 	comp       atomic.Pointer[compactor] // rebuilt when Config.Compaction changes
@@ -75,6 +83,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 		now:        opts.Now,
 		pool:       NewPool(opts.OnAccountRevoked),
 		calibrator: opts.Calibrator,
+		ui:         opts.UI,
 	}
 	if s.calibrator == nil {
 		s.calibrator = compact.NewCalibrator(compact.CalibratorOptions{})
@@ -266,7 +275,34 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, newError(http.StatusNotFound, errNotFound, fmt.Sprintf("%s %s is not a route of this proxy", r.Method, r.URL.Path)))
 	})
+	if s.ui != nil {
+		mux.Handle("/longhaul/", s.serveUI())
+		mux.Handle("GET /longhaul", http.RedirectHandler("/longhaul/", http.StatusMovedPermanently))
+	}
 	return mux
+}
+
+// uiPrefix is where the UI lives on the proxy's port.
+const uiPrefix = "/longhaul"
+
+// serveUI guards the UI like the API and maps its paths: the UI's API keeps
+// its /longhaul/v1/ paths, its assets are served from the root of s.ui.
+func (s *Server) serveUI() http.Handler {
+	assets := http.StripPrefix(uiPrefix, s.ui)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if e := authorize(s.cfg.Load(), r); e != nil {
+			if e.Status == http.StatusUnauthorized {
+				w.Header().Set("WWW-Authenticate", `Basic realm="Longhaul", charset="UTF-8"`)
+			}
+			writeError(w, e)
+			return
+		}
+		if strings.HasPrefix(r.URL.Path, uiPrefix+"/v1/") {
+			s.ui.ServeHTTP(w, r)
+			return
+		}
+		assets.ServeHTTP(w, r)
+	})
 }
 
 // api wraps an upstream route with the checks every API request gets.
@@ -301,9 +337,12 @@ func authorize(cfg *Config, r *http.Request) *Error {
 	got := r.Header.Get("X-Api-Key")
 	if got == "" {
 		got, _ = strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if _, password, ok := r.BasicAuth(); ok {
+			got = password // a browser opening the UI: any user name, the key as password
+		}
 	}
 	if subtle.ConstantTimeCompare([]byte(got), []byte(cfg.ClientKey)) != 1 {
-		return newError(http.StatusUnauthorized, errAuthentication, "invalid or missing client key (send it as x-api-key or Authorization: Bearer)")
+		return newError(http.StatusUnauthorized, errAuthentication, "invalid or missing client key (send it as x-api-key, Authorization: Bearer, or as the Basic-auth password)")
 	}
 	return nil
 }

@@ -2,9 +2,12 @@ package proxy
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -222,4 +225,74 @@ func TestStartOnBusyPortFailsClearly(t *testing.T) {
 	if srv.Running() {
 		t.Error("Running after a failed Start")
 	}
+}
+
+// The app's UI rides on the proxy's port under /longhaul/, guarded like the API.
+func TestUIOnTheProxyPort(t *testing.T) {
+	ui := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "ui:"+r.URL.Path)
+	})
+	get := func(t *testing.T, h http.Handler, host, path string, header ...string) *httptest.ResponseRecorder {
+		t.Helper()
+		req := httptest.NewRequest(http.MethodGet, "http://"+host+path, nil)
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	t.Run("loopback, no key", func(t *testing.T) {
+		srv, err := New(Config{}, Options{UI: ui})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := srv.Handler()
+		for path, want := range map[string]string{
+			"/longhaul/":               "ui:/",
+			"/longhaul/assets/app.js":  "ui:/assets/app.js",
+			"/longhaul/v1/status":      "ui:/longhaul/v1/status",
+			"/longhaul/v1/history?x=1": "ui:/longhaul/v1/history",
+		} {
+			if rec := get(t, h, "127.0.0.1:8045", path); rec.Code != http.StatusOK || rec.Body.String() != want {
+				t.Errorf("GET %s = %d %q; want 200 %q", path, rec.Code, rec.Body.String(), want)
+			}
+		}
+		if rec := get(t, h, "127.0.0.1:8045", "/longhaul"); rec.Code != http.StatusMovedPermanently || rec.Header().Get("Location") != "/longhaul/" {
+			t.Errorf("GET /longhaul = %d %q; want a redirect to /longhaul/", rec.Code, rec.Header().Get("Location"))
+		}
+		if rec := get(t, h, "evil.example:8045", "/longhaul/v1/status"); rec.Code != http.StatusForbidden {
+			t.Errorf("DNS-rebound Host: %d; want 403", rec.Code)
+		}
+	})
+	t.Run("client key", func(t *testing.T) {
+		srv, err := New(Config{Bind: "0.0.0.0", ClientKey: "local-secret"}, Options{UI: ui})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := srv.Handler()
+		rec := get(t, h, "192.168.1.5:8045", "/longhaul/")
+		if rec.Code != http.StatusUnauthorized || !strings.HasPrefix(rec.Header().Get("WWW-Authenticate"), "Basic ") {
+			t.Errorf("no key: %d %q; want 401 asking for Basic auth", rec.Code, rec.Header().Get("WWW-Authenticate"))
+		}
+		basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("me:local-secret"))
+		for _, hdr := range [][]string{{"Authorization", basic}, {"X-Api-Key", "local-secret"}, {"Authorization", "Bearer local-secret"}} {
+			if rec := get(t, h, "192.168.1.5:8045", "/longhaul/v1/status", hdr...); rec.Code != http.StatusOK {
+				t.Errorf("with %s: %d; want 200", hdr[0], rec.Code)
+			}
+		}
+		wrong := "Basic " + base64.StdEncoding.EncodeToString([]byte("me:guess"))
+		if rec := get(t, h, "192.168.1.5:8045", "/longhaul/", "Authorization", wrong); rec.Code != http.StatusUnauthorized {
+			t.Errorf("wrong password: %d; want 401", rec.Code)
+		}
+	})
+	t.Run("no UI configured", func(t *testing.T) {
+		srv, err := New(Config{}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec := get(t, srv.Handler(), "127.0.0.1:8045", "/longhaul/"); rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), errNotFound) {
+			t.Errorf("GET /longhaul/ without UI = %d %s; want the API's 404", rec.Code, rec.Body.String())
+		}
+	})
 }
