@@ -183,13 +183,19 @@ func TestCompactionSettingsApplyToTheNextRequest(t *testing.T) {
 // small enough that the engine examines the first request: requests far
 // below every threshold are screened and teach nothing, by design.)
 func TestRepliesFeedTheSignatureCacheAndCalibration(t *testing.T) {
+	for _, stream := range []bool{true, false} {
+		t.Run(fmt.Sprintf("stream=%t", stream), func(t *testing.T) { testRepliesFeed(t, stream) })
+	}
+}
+
+func testRepliesFeed(t *testing.T, stream bool) {
 	f, logs := newCompactionFixture(t, CompactionConfig{ContextLimits: map[string]int{"*": 700}})
 	reply := &proxytest.Message{Content: []proxytest.Block{
 		proxytest.Thinking("I will read the file.", "EqIssuedSig0001"),
 		proxytest.ToolUse("toolu_sig_1", "Read", map[string]any{"path": "a.go"}),
 	}, Usage: proxytest.Usage{InputTokens: 900, OutputTokens: 20}}
 	f.up.Enqueue(proxytest.Reply{Message: reply})
-	first := `{"model":"claude-sonnet-4-5","max_tokens":2000,"stream":true,"thinking":{"type":"enabled","budget_tokens":1024},` +
+	first := `{"model":"claude-sonnet-4-5","max_tokens":2000,"stream":` + fmt.Sprint(stream) + `,"thinking":{"type":"enabled","budget_tokens":1024},` +
 		`"metadata":{"user_id":"user_a_account_b_session_sig-1"},"messages":[{"role":"user","content":"` + strings.Repeat("read a.go ", 100) + `"}]}`
 	resp := f.post(t, "/v1/messages", first)
 	readAll(t, resp.Body)
