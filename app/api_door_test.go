@@ -1,0 +1,84 @@
+package app
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+func TestAPIDoorSettingsAccountsAndErrors(t *testing.T) {
+	a, _ := newTestApp(t)
+	door := httptest.NewServer(a.Door(fstest.MapFS{"index.html": {Data: []byte("ui")}}))
+	defer door.Close()
+	do := func(method, path, body string) (int, map[string]any) {
+		t.Helper()
+		req, err := http.NewRequest(method, door.URL+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var v map[string]any
+		var buf bytes.Buffer
+		buf.ReadFrom(resp.Body) //nolint:errcheck // decoded below
+		if err := json.Unmarshal(buf.Bytes(), &v); err != nil {
+			t.Fatalf("%s %s: body %q is not a JSON object", method, path, buf.String())
+		}
+		return resp.StatusCode, v
+	}
+	const l2 = "proxy.experimental.context_compression_threshold_l2"
+
+	if code, v := do("GET", "/longhaul/v1/settings", ""); code != 200 || v["settings"] == nil || v["defaults"] == nil {
+		t.Fatalf("GET settings = %d %v", code, v)
+	}
+	code, v := do("PUT", "/longhaul/v1/settings", `{"values": {"`+l2+`": 0.1}}`)
+	fields, _ := v["error"].(map[string]any)["fields"].([]any)
+	if code != 400 || len(fields) != 1 || fields[0].(map[string]any)["field"] != l2 {
+		t.Fatalf("PUT L2=0.1 = %d %v; want 400 with the field %s", code, v, l2)
+	}
+	if code, v = do("PUT", "/longhaul/v1/settings", `{"values": {"`+l2+`": 0.6, "history.max_bytes": 2147483648}}`); code != 200 {
+		t.Fatalf("PUT L2=0.6 = %d %v", code, v)
+	}
+	if got := a.proxy.Config().Compaction.ThresholdL2; got != 0.6 {
+		t.Errorf("proxy L2 = %v; want 0.6", got)
+	}
+	if code, v = do("POST", "/longhaul/v1/settings/reset", `{"keys": ["`+l2+`"]}`); code != 200 {
+		t.Fatalf("reset = %d %v", code, v)
+	}
+
+	code, v = do("POST", "/longhaul/v1/accounts", `{"label": "w", "baseURL": "https://api.anthropic.com", "key": ""}`)
+	if code != 400 || !strings.Contains(v["error"].(map[string]any)["message"].(string), "key") {
+		t.Errorf("add without key = %d %v; want 400 naming key", code, v)
+	}
+	code, v = do("POST", "/longhaul/v1/accounts", `{"label": "w", "baseURL": "https://api.anthropic.com", "key": "sk-ant-api03-abcdefghijklmnop1234"}`)
+	if code != 200 || v["key"] != "sk-…1234" {
+		t.Fatalf("add = %d %v", code, v)
+	}
+	id := int(v["id"].(float64))
+	path := "/longhaul/v1/accounts/" + itoa(id)
+	if code, v = do("POST", path+"/enabled", `{"enabled": false}`); code != 200 || v["enabled"] != false {
+		t.Errorf("disable = %d %v", code, v)
+	}
+	if code, v = do("PUT", path, `{"label": "x", "baseURL": "https://api.anthropic.com"}`); code != 200 || v["label"] != "x" {
+		t.Errorf("edit = %d %v", code, v)
+	}
+	if code, _ = do("DELETE", path, ""); code != 200 {
+		t.Errorf("delete = %d", code)
+	}
+	if code, _ = do("DELETE", path, ""); code != 404 {
+		t.Errorf("second delete = %d; want 404", code)
+	}
+	if code, _ = do("GET", "/longhaul/v1/clients/claude-code", ""); code != 200 {
+		t.Errorf("claude-code status = %d", code)
+	}
+}
