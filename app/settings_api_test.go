@@ -95,4 +95,3 @@ func TestSetSettingsPortRebindsWithoutRestart(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
