@@ -6,10 +6,90 @@ export function Accounts() {
   return window['go']['app']['System']['Accounts']();
 }
 
+export function AddAccount(arg1) {
+  return window['go']['app']['System']['AddAccount'](arg1);
+}
+
+export function CheckForUpdates() {
+  return window['go']['app']['System']['CheckForUpdates']();
+}
+
+export function ClaudeCodeStatus() {
+  return window['go']['app']['System']['ClaudeCodeStatus']();
+}
+
+export function ConfigureClaudeCode() {
+  return window['go']['app']['System']['ConfigureClaudeCode']();
+}
+
+export function DeleteAccount(arg1) {
+  return window['go']['app']['System']['DeleteAccount'](arg1);
+}
+
+export function ExportHistory(arg1) {
+  return window['go']['app']['System']['ExportHistory'](arg1);
+}
+
+export function History(arg1) {
+  return window['go']['app']['System']['History'](arg1);
+}
+
+export function HistoryDetail(arg1) {
+  return window['go']['app']['System']['HistoryDetail'](arg1);
+}
+
+export function HistorySessions(arg1) {
+  return window['go']['app']['System']['HistorySessions'](arg1);
+}
+
+export function HistoryStats(arg1) {
+  return window['go']['app']['System']['HistoryStats'](arg1);
+}
+
+export function ResetSettings(arg1) {
+  return window['go']['app']['System']['ResetSettings'](arg1);
+}
+
+export function SessionPressure(arg1) {
+  return window['go']['app']['System']['SessionPressure'](arg1);
+}
+
+export function SetAccountEnabled(arg1, arg2) {
+  return window['go']['app']['System']['SetAccountEnabled'](arg1, arg2);
+}
+
 export function SetProxyEnabled(arg1) {
   return window['go']['app']['System']['SetProxyEnabled'](arg1);
 }
 
+export function SetSettings(arg1) {
+  return window['go']['app']['System']['SetSettings'](arg1);
+}
+
+export function Settings() {
+  return window['go']['app']['System']['Settings']();
+}
+
 export function Status() {
   return window['go']['app']['System']['Status']();
+}
+
+export function TestAccount(arg1) {
+  return window['go']['app']['System']['TestAccount'](arg1);
+}
+
+export function TestKey(arg1, arg2) {
+  return window['go']['app']['System']['TestKey'](arg1, arg2);
+}
+
+export function UndoClaudeCode() {
+  return window['go']['app']['System']['UndoClaudeCode']();
+}
+
+export function UpdateAccount(arg1, arg2) {
+  return window['go']['app']['System']['UpdateAccount'](arg1, arg2);
+}
+
+export function UpdateStatus() {
+  return window['go']['app']['System']['UpdateStatus']();
 }
