@@ -53,5 +53,31 @@ import -window root "${shot%.png}-stopped.png"
 kill \$app
 wait \$app || true
 echo "desktop smoke: window opened, page rendered, toggle stopped the proxy"
+
+# Autostart's launch: --minimized starts in the tray, no window shown; a
+# second launch on the same data exits at once and shows the first window.
+"$bin" --data-dir "$work/longhaul" --port $port --minimized >"$work/app.log" 2>&1 &
+app=\$!
+for i in \$(seq 1 120); do
+  curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
+  kill -0 \$app 2>/dev/null || fail "the minimized app exited"
+  sleep 0.5
+done
+curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null || fail "the proxy did not start (--minimized)"
+sleep 3
+[ -z "\$(xdotool search --onlyvisible --name '^Longhaul\$' 2>/dev/null)" ] || fail "--minimized showed a window"
+timeout 20 "$bin" --data-dir "$work/longhaul" --port $port >"$work/second.log" 2>&1 || fail "the second launch did not exit cleanly: \$(cat "$work/second.log")"
+win=""
+for i in \$(seq 1 40); do
+  win=\$(xdotool search --onlyvisible --name '^Longhaul\$' 2>/dev/null | head -n1 || true)
+  [ -n "\$win" ] && break
+  sleep 0.25
+done
+[ -n "\$win" ] || fail "a second launch did not show the first window"
+[ "\$(xdotool search --name '^Longhaul\$' 2>/dev/null | wc -l)" -le 2 ] || fail "a second window opened"
+curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null || fail "the first instance stopped serving"
+kill \$app
+wait \$app || true
+echo "desktop smoke: --minimized started hidden; a second launch exited and showed the first window"
 INNER
 xvfb-run -a -s "-screen 0 1280x900x24" dbus-run-session -- bash "$inner"
