@@ -83,7 +83,25 @@ func (a *App) HistoryDetail(ctx context.Context, id string) (store.Exchange, err
 
 // HistorySessions lists sessions seen since the given time, most recent first.
 func (a *App) HistorySessions(ctx context.Context, since time.Time, limit int) ([]store.Session, error) {
-	return a.store.Sessions(ctx, since, limit)
+	sessions, err := a.store.Sessions(ctx, since, limit)
+	if err != nil {
+		return nil, err
+	}
+	now := a.clock()
+	for i := range sessions {
+		if acct, ok := a.proxy.Pool().SessionAccount(sessions[i].ID, now); ok {
+			sessions[i].BoundAccount = acct.Name()
+		}
+	}
+	return sessions, nil
+}
+
+// clock is the recorder's injectable clock, else the wall clock.
+func (a *App) clock() time.Time {
+	if a.recorder != nil {
+		return a.recorder.now()
+	}
+	return time.Now()
 }
 
 // HistoryStats aggregates traffic per account, model and hour or day.

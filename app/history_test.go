@@ -354,7 +354,7 @@ func TestDoorHistoryRoutes(t *testing.T) {
 		t.Errorf("bad status filter = %d; want 400", code)
 	}
 	var sessions []store.Session
-	if f.getJSON(t, "/longhaul/v1/sessions", &sessions); len(sessions) != 2 || sessions[0].ID != "beta" || sessions[0].Requests != 2 {
+	if f.getJSON(t, "/longhaul/v1/sessions", &sessions); len(sessions) != 2 || sessions[0].ID != "beta" || sessions[0].Requests != 2 || sessions[0].BoundAccount != "work" {
 		t.Errorf("sessions = %+v; want beta (2 requests) then alpha", sessions)
 	}
 	var stats store.Stats
@@ -424,7 +424,9 @@ func TestCLIHistoryExport(t *testing.T) {
 	}
 	var out, errOut bytes.Buffer
 	cli := &CLI{Stdout: &out, Stderr: &errOut, DataDir: filepath.Dir(f.path),
-		Open: func(ctx context.Context, dir string) (*store.Store, error) { return store.Open(ctx, filepath.Join(dir, "longhaul.db")) }}
+		Open: func(ctx context.Context, dir string) (*store.Store, error) {
+			return store.Open(ctx, filepath.Join(dir, "longhaul.db"))
+		}}
 	if err := cli.Run(context.Background(), []string{"history", "export", "--session", "two", "--since", "2000-01-01T00:00:00Z"}); err != nil {
 		t.Fatalf("history export: %v (%s)", err, errOut.String())
 	}

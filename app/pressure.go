@@ -85,11 +85,7 @@ func (a *App) SessionPressure(ctx context.Context, id string) (Pressure, error) 
 			break
 		}
 	}
-	now := time.Now
-	if a.recorder != nil {
-		now = a.recorder.now // the injectable clock
-	}
-	if acct, ok := a.proxy.Pool().SessionAccount(e.SessionID, now()); ok {
+	if acct, ok := a.proxy.Pool().SessionAccount(e.SessionID, a.clock()); ok {
 		p.Account, p.Bound = acct.Name(), true
 	}
 	return p, nil

@@ -24,6 +24,7 @@ type Recorder struct {
 	opts  RecorderOptions
 
 	queue chan *proxy.Exchange // to the writer
+	kick  chan struct{}        // wakes the writer early when BatchRows records wait
 	live  chan *proxy.Exchange // to the live feed
 	feed  *Feed
 
@@ -34,7 +35,7 @@ type Recorder struct {
 
 	bodies atomic.Pointer[bodyPolicy]
 
-	writeMu sync.Mutex         // one batch write at a time (writer goroutine, final flush)
+	writeMu sync.Mutex        // one batch write at a time (writer goroutine, final flush)
 	pending []*proxy.Exchange // read from the queue, not yet committed; guarded by writeMu
 }
 
@@ -95,6 +96,7 @@ func NewRecorder(st *store.Store, opts RecorderOptions) *Recorder {
 	r := &Recorder{
 		store: st, log: opts.Logger, now: opts.Now, opts: opts,
 		queue: make(chan *proxy.Exchange, opts.QueueSize),
+		kick:  make(chan struct{}, 1),
 		live:  make(chan *proxy.Exchange, 8192),
 		feed:  newFeed(),
 	}
@@ -115,6 +117,14 @@ func (r *Recorder) Observe(ex proxy.Exchange) {
 	case r.queue <- p:
 	default:
 		r.dropped.Add(1)
+	}
+	// The writer sleeps between ticks rather than waking for every record: two context
+	// switches per request would cost more than the whole hand-off.
+	if len(r.queue) >= r.opts.BatchRows {
+		select {
+		case r.kick <- struct{}{}:
+		default:
+		}
 	}
 	select {
 	case r.live <- p:
@@ -160,18 +170,12 @@ func (r *Recorder) write(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			r.Flush(context.WithoutCancel(ctx))
+			r.Flush(context.WithoutCancel(ctx)) //nolint:errcheck // logged; Shutdown flushes again
 			return
 		case <-tick.C:
-			r.Flush(ctx)
-		case p := <-r.queue:
-			r.writeMu.Lock()
-			r.pending = append(r.pending, p)
-			full := len(r.pending) >= r.opts.BatchRows
-			r.writeMu.Unlock()
-			if full {
-				r.Flush(ctx)
-			}
+			r.Flush(ctx) //nolint:errcheck // logged; the batch is kept and retried
+		case <-r.kick:
+			r.Flush(ctx) //nolint:errcheck // logged; the batch is kept and retried
 		}
 	}
 }

@@ -62,12 +62,19 @@ func (f *Feed) run(ctx context.Context, in <-chan *proxy.Exchange, every time.Du
 		select {
 		case <-ctx.Done():
 			return
-		case ex := <-in:
-			if _, ok := latest[ex.ID]; !ok {
-				order = append(order, ex.ID)
-			}
-			latest[ex.ID] = ex
 		case <-tick.C:
+			// Drained on the tick, not per update: the feed never wakes for a single request.
+			for drained := false; !drained; {
+				select {
+				case ex := <-in:
+					if _, ok := latest[ex.ID]; !ok {
+						order = append(order, ex.ID)
+					}
+					latest[ex.ID] = ex
+				default:
+					drained = true
+				}
+			}
 			if len(order) == 0 {
 				continue
 			}

@@ -3,7 +3,10 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
+	"strconv"
+	"strings"
 
 	"longhaul/proxy/sse"
 )
@@ -21,22 +24,31 @@ func captureLimit(cfg *Config) int {
 // replyBuilder rebuilds the final message of a stream from its events, as
 // they pass, for history: a user reading the record wants the message the
 // client got, not the raw SSE. It only accumulates (the relay never waits for
-// it) and stops accumulating once the message outgrows its limit.
+// it) and stops accumulating once the message outgrows its limit. The few
+// structural events are kept raw and the deltas as escaped string pieces, so
+// the relay pays for almost no decoding; the message is assembled once, at
+// the end.
 type replyBuilder struct {
 	limit     int
 	size      int // bytes accumulated so far, an upper bound of the output
 	truncated bool
-	message   map[string]json.RawMessage // message_start's message, updated by message_delta
+	message   json.RawMessage   // message_start's message
+	deltas    []json.RawMessage // message_delta's delta objects, in order
+	usages    []json.RawMessage // message_delta's usage objects, in order
 	blocks    []*replyBlock
 }
 
+// replyBlock accumulates one content block. Text, thinking and partial JSON are kept as the
+// escaped contents of the JSON strings the deltas carried: JSON escaping works character by
+// character, so escaped pieces concatenate into the escaped whole, and the hot path never has
+// to decode a delta.
 type replyBlock struct {
-	start     map[string]json.RawMessage // content_block_start's content_block
-	text      bytes.Buffer               // text_delta
-	thinking  bytes.Buffer               // thinking_delta
-	signature string                     // signature_delta
-	inputJSON bytes.Buffer               // input_json_delta partial_json
-	citations []json.RawMessage          // citations_delta
+	start     json.RawMessage   // content_block_start's content_block
+	text      bytes.Buffer      // text_delta, escaped
+	thinking  bytes.Buffer      // thinking_delta, escaped
+	signature []byte            // signature_delta, escaped
+	inputJSON bytes.Buffer      // input_json_delta partial_json, escaped
+	citations []json.RawMessage // citations_delta
 }
 
 func newReplyBuilder(limit int) *replyBuilder {
@@ -63,23 +75,24 @@ func (b *replyBuilder) add(ev sse.Event) {
 	}
 	switch ev.Name {
 	case "message_start":
-		var v struct {
-			Message map[string]json.RawMessage `json:"message"`
-		}
-		if json.Unmarshal(ev.Data, &v) == nil {
-			b.message = v.Message
+		var v object
+		if v.decode(ev.Data) == nil {
+			b.message = v.get("message")
 		}
 	case "content_block_start":
-		var v struct {
-			Index int                        `json:"index"`
-			Block map[string]json.RawMessage `json:"content_block"`
+		var v object
+		if v.decode(ev.Data) != nil {
+			return
 		}
-		if json.Unmarshal(ev.Data, &v) == nil {
-			if blk := b.block(v.Index); blk != nil {
-				blk.start = v.Block
+		if i, err := strconv.Atoi(string(v.get("index"))); err == nil {
+			if blk := b.block(i); blk != nil {
+				blk.start = v.get("content_block")
 			}
 		}
 	case "content_block_delta":
+		if b.fastDelta(ev.Data) {
+			return
+		}
 		var v struct {
 			Index int `json:"index"`
 			Delta struct {
@@ -100,39 +113,21 @@ func (b *replyBuilder) add(ev sse.Event) {
 		}
 		switch d := v.Delta; d.Type {
 		case "text_delta":
-			blk.text.WriteString(d.Text)
+			blk.text.Write(escaped(d.Text))
 		case "thinking_delta":
-			blk.thinking.WriteString(d.Thinking)
+			blk.thinking.Write(escaped(d.Thinking))
 		case "signature_delta":
-			blk.signature = d.Signature
+			blk.signature = escaped(d.Signature)
 		case "input_json_delta":
-			blk.inputJSON.WriteString(d.PartialJSON)
+			blk.inputJSON.Write(escaped(d.PartialJSON))
 		case "citations_delta":
 			blk.citations = append(blk.citations, d.Citation)
 		}
 	case "message_delta":
-		var v struct {
-			Delta map[string]json.RawMessage `json:"delta"`
-			Usage map[string]json.RawMessage `json:"usage"`
-		}
-		if json.Unmarshal(ev.Data, &v) != nil || b.message == nil {
-			return
-		}
-		for k, val := range v.Delta { // stop_reason, stop_sequence, …
-			b.message[k] = val
-		}
-		if len(v.Usage) > 0 {
-			var usage map[string]json.RawMessage
-			json.Unmarshal(b.message["usage"], &usage) //nolint:errcheck // absent or malformed: start afresh
-			if usage == nil {
-				usage = map[string]json.RawMessage{}
-			}
-			for k, val := range v.Usage { // cumulative counts replace the start's
-				usage[k] = val
-			}
-			if raw, err := json.Marshal(usage); err == nil {
-				b.message["usage"] = raw
-			}
+		var v object
+		if v.decode(ev.Data) == nil {
+			b.deltas = append(b.deltas, v.get("delta"))
+			b.usages = append(b.usages, v.get("usage"))
 		}
 	}
 }
@@ -152,53 +147,310 @@ func (b *replyBuilder) block(i int) *replyBlock {
 // or nil when no message_start was seen. truncated reports that the stream
 // outgrew the limit: the message then holds what arrived before.
 func (b *replyBuilder) bytes() (out []byte, truncated bool) {
-	if b.message == nil {
+	msg := object{}
+	if msg.decode(b.message) != nil {
 		return nil, b.truncated
 	}
-	content := make([]json.RawMessage, 0, len(b.blocks))
+	for _, d := range b.deltas { // stop_reason, stop_sequence, …
+		var delta object
+		if delta.decode(d) == nil {
+			msg.merge(delta)
+		}
+	}
+	var usage object
+	usage.decode(msg.get("usage")) //nolint:errcheck // absent or malformed: start afresh
+	for _, u := range b.usages {   // cumulative counts replace the start's
+		var delta object
+		if delta.decode(u) == nil {
+			usage.merge(delta)
+		}
+	}
+	if len(usage) > 0 {
+		msg.set("usage", usage.appendTo(nil))
+	}
+	content := []byte{'['}
 	for _, blk := range b.blocks {
-		if blk.start == nil {
+		var m object
+		if m.decode(blk.start) != nil {
 			continue
 		}
-		m := blk.start
 		var typ string
-		json.Unmarshal(m["type"], &typ) //nolint:errcheck // unknown types are kept as they started
-		set := func(k string, v any) {
-			if raw, err := json.Marshal(v); err == nil {
-				m[k] = raw
-			}
-		}
+		json.Unmarshal(m.get("type"), &typ) //nolint:errcheck // unknown types are kept as they started
 		switch typ {
 		case "text":
-			set("text", blk.text.String())
+			m.set("text", quoted(blk.text.Bytes()))
 			if len(blk.citations) > 0 {
-				set("citations", blk.citations)
+				if raw, err := json.Marshal(blk.citations); err == nil {
+					m.set("citations", raw)
+				}
 			}
 		case "thinking":
-			set("thinking", blk.thinking.String())
-			set("signature", blk.signature)
+			m.set("thinking", quoted(blk.thinking.Bytes()))
+			m.set("signature", quoted(blk.signature))
 		case "tool_use", "server_tool_use", "mcp_tool_use":
-			if in := bytes.TrimSpace(blk.inputJSON.Bytes()); len(in) > 0 {
-				if json.Valid(in) {
-					m["input"] = json.RawMessage(in)
-				} else {
-					set("input_partial", string(in)) // the stream broke off mid-input
+			var in string
+			if json.Unmarshal(quoted(blk.inputJSON.Bytes()), &in) == nil && strings.TrimSpace(in) != "" {
+				if json.Valid([]byte(in)) {
+					m.set("input", json.RawMessage(in))
+				} else if raw, err := json.Marshal(in); err == nil {
+					m.set("input_partial", raw) // the stream broke off mid-input
 				}
 			}
 		}
-		if raw, err := json.Marshal(m); err == nil {
-			content = append(content, raw)
+		if len(content) > 1 {
+			content = append(content, ',')
 		}
+		content = m.appendTo(content)
 	}
-	msg := b.message
-	if raw, err := json.Marshal(content); err == nil {
-		msg["content"] = raw
-	}
-	out, err := json.Marshal(msg)
-	if err != nil {
+	msg.set("content", append(content, ']'))
+	out = msg.appendTo(nil)
+	if !json.Valid(out) { // the scans trust their input; a malformed event must not leak out
 		return nil, b.truncated
 	}
 	return out, b.truncated
+}
+
+// object is a JSON object as its members in order, values kept raw: decoding one costs a
+// single pass, and writing it back needs no re-validation of values that came from a decoder.
+type object []member
+
+type member struct {
+	key string
+	val json.RawMessage
+}
+
+// decode splits a JSON object into its members, finding where each value ends without
+// decoding it. It does not validate: bytes() checks the message it assembles.
+func (o *object) decode(raw json.RawMessage) error {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return errors.New("not an object")
+	}
+	i = skipSpace(raw, i+1)
+	if *o == nil {
+		*o = make(object, 0, 12)
+	}
+	for i < len(raw) && raw[i] != '}' {
+		end := skipValue(raw, i) // the key, a string
+		if end < 0 {
+			return errors.New("bad key")
+		}
+		key := string(raw[i+1 : end-1])
+		if bytes.IndexByte(raw[i:end], '\\') >= 0 { // escaped: rare in keys, decode properly
+			if err := json.Unmarshal(raw[i:end], &key); err != nil {
+				return err
+			}
+		}
+		i = skipSpace(raw, end)
+		if i >= len(raw) || raw[i] != ':' {
+			return errors.New("missing colon")
+		}
+		i = skipSpace(raw, i+1)
+		end = skipValue(raw, i)
+		if end < 0 {
+			return errors.New("bad value")
+		}
+		o.set(key, raw[i:end])
+		i = skipSpace(raw, end)
+		if i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
+		}
+	}
+	return nil
+}
+
+// plainKey reports a key that needs no escaping (every key the API uses).
+func plainKey(k string) bool {
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the end of the JSON value starting at i, or -1.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		for j := i + 1; j < len(b); j++ {
+			switch b[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1
+			}
+		}
+		return -1
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				end := skipValue(b, j)
+				if end < 0 {
+					return -1
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	j := i // number, true, false, null
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\n' && b[j] != '\r' && b[j] != '\t' {
+		j++
+	}
+	return j
+}
+
+func (o object) get(key string) json.RawMessage {
+	for _, m := range o {
+		if m.key == key {
+			return m.val
+		}
+	}
+	return nil
+}
+
+// set replaces a member in place, or appends it.
+func (o *object) set(key string, val json.RawMessage) {
+	for i := range *o {
+		if (*o)[i].key == key {
+			(*o)[i].val = val
+			return
+		}
+	}
+	*o = append(*o, member{key, val})
+}
+
+func (o *object) merge(from object) {
+	for _, m := range from {
+		o.set(m.key, m.val)
+	}
+}
+
+func (o object) appendTo(b []byte) []byte {
+	b = append(b, '{')
+	for i, m := range o {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if plainKey(m.key) {
+			b = append(append(append(b, '"'), m.key...), '"')
+		} else {
+			k, _ := json.Marshal(m.key) //nolint:errcheck // a string always encodes
+			b = append(b, k...)
+		}
+		b = append(append(b, ':'), m.val...)
+	}
+	return append(b, '}')
+}
+
+// fastDelta takes the common deltas (text, thinking, partial JSON, signature) without decoding
+// them: it finds the index, the delta type and the raw string value. It reports false when the
+// event does not have the expected shape, and the caller decodes it properly.
+func (b *replyBuilder) fastDelta(data []byte) bool {
+	index, ok := intField(data, `"index":`)
+	if !ok {
+		return false
+	}
+	typ, ok := rawString(data, `"delta":{"type":"`)
+	if !ok {
+		return false
+	}
+	blk := b.block(index)
+	if blk == nil {
+		return true
+	}
+	var key string
+	var dst *bytes.Buffer
+	switch string(typ) {
+	case "text_delta":
+		key, dst = `"text":"`, &blk.text
+	case "thinking_delta":
+		key, dst = `"thinking":"`, &blk.thinking
+	case "input_json_delta":
+		key, dst = `"partial_json":"`, &blk.inputJSON
+	case "signature_delta":
+		key = `"signature":"`
+	default:
+		return false
+	}
+	v, ok := rawString(data, key)
+	if !ok {
+		return false
+	}
+	if dst == nil {
+		blk.signature = append(blk.signature[:0], v...)
+	} else {
+		dst.Write(v)
+	}
+	return true
+}
+
+// rawString returns the escaped contents of the JSON string that starts right after key
+// (which ends with the opening quote).
+func rawString(data []byte, key string) ([]byte, bool) {
+	i := bytes.Index(data, []byte(key))
+	if i < 0 {
+		return nil, false
+	}
+	start := i + len(key)
+	for j := start; j < len(data); j++ {
+		switch data[j] {
+		case '\\':
+			j++ // skip the escaped character
+		case '"':
+			return data[start:j], true
+		}
+	}
+	return nil, false
+}
+
+func intField(data []byte, key string) (int, bool) {
+	i := bytes.Index(data, []byte(key))
+	if i < 0 {
+		return 0, false
+	}
+	j := i + len(key)
+	for j < len(data) && data[j] == ' ' {
+		j++
+	}
+	n, digits := 0, 0
+	for ; j < len(data) && data[j] >= '0' && data[j] <= '9' && digits < 6; j++ {
+		n = n*10 + int(data[j]-'0')
+		digits++
+	}
+	return n, digits > 0
+}
+
+// escaped is the contents of s's JSON string form, without the quotes.
+func escaped(s string) []byte {
+	b, _ := json.Marshal(s) //nolint:errcheck // a string always encodes
+	return b[1 : len(b)-1]
+}
+
+// quoted wraps escaped contents back into a JSON string.
+func quoted(esc []byte) json.RawMessage {
+	out := make([]byte, 0, len(esc)+2)
+	return append(append(append(out, '"'), esc...), '"')
 }
 
 // prefixBuffer keeps the first limit bytes written to it, for a non-stream

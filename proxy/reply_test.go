@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"reflect"
@@ -99,5 +100,55 @@ func TestReplyBuilderKeepsPartialToolInput(t *testing.T) {
 	out, _ := b.bytes()
 	if !bytes.Contains(out, []byte(`"input_partial":"{\"a\":"`)) {
 		t.Errorf("bytes() = %s; want the broken-off input kept as input_partial", out)
+	}
+}
+
+// TestReplyBuilderFastAndSlowPathsAgree feeds the same deltas compact (the fast path reads
+// them raw) and spaced out (decoded), with escapes that must survive concatenation.
+func TestReplyBuilderFastAndSlowPathsAgree(t *testing.T) {
+	deltas := []string{`a \"quoted\" `, `back\\slash \u00e9 `, `\n✓ line`, `\ud83d\ude00`}
+	build := func(sep string) []byte {
+		b := newReplyBuilder(1 << 20)
+		b.add(sse.Event{Name: "message_start", Data: []byte(`{"type":"message_start","message":{"id":"m","content":[]}}`)})
+		b.add(sse.Event{Name: "content_block_start", Data: []byte(`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)})
+		for _, d := range deltas {
+			b.add(sse.Event{Name: "content_block_delta", Data: []byte(`{"type":"content_block_delta",` + sep + `"index":0,"delta":{` + sep + `"type":"text_delta","text":"` + d + `"}}`)})
+		}
+		out, _ := b.bytes()
+		return out
+	}
+	fast, slow := build(""), build(" ")
+	var v struct {
+		Content []struct{ Text string } `json:"content"`
+	}
+	if err := json.Unmarshal(fast, &v); err != nil || len(v.Content) != 1 || v.Content[0].Text != "a \"quoted\" back\\slash é \n✓ line😀" {
+		t.Errorf("fast path = %s, %v", fast, err)
+	}
+	if !reflect.DeepEqual(canonical(t, fast), canonical(t, slow)) {
+		t.Errorf("fast %s != slow %s", fast, slow)
+	}
+}
+
+// BenchmarkReplyBuilder is the cost a captured stream adds to its request: every event
+// through the builder, then the final message.
+func BenchmarkReplyBuilder(b *testing.B) {
+	msg := proxytest.TextMessage("claude-sonnet-4-5", "Hello from proxytest.")
+	var evs []sse.Event
+	rd := sse.NewReader(bufio.NewReader(bytes.NewReader(msg.SSE())), 0)
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			break
+		}
+		ev.Data = bytes.Clone(ev.Data)
+		evs = append(evs, ev)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		rb := newReplyBuilder(2 << 20)
+		for _, ev := range evs {
+			rb.add(ev)
+		}
+		rb.bytes()
 	}
 }

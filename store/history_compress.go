@@ -15,9 +15,23 @@ var flateWriters = sync.Pool{New: func() any {
 	return w
 }}
 
+// Stored bodies start with a format byte. Small bodies are kept raw: DEFLATE's block headers
+// and Huffman tables cost more than they save below about a kilobyte, and building them
+// dominated the writer's time at small sizes.
+const (
+	bodyRaw     = 0
+	bodyDeflate = 1
+	// minCompress is the size from which a body is compressed.
+	minCompress = 1024
+)
+
 func compress(b []byte) ([]byte, error) {
+	if len(b) < minCompress {
+		return append([]byte{bodyRaw}, b...), nil
+	}
 	var buf bytes.Buffer
 	buf.Grow(len(b)/4 + 64)
+	buf.WriteByte(bodyDeflate)
 	w := flateWriters.Get().(*flate.Writer)
 	defer flateWriters.Put(w)
 	w.Reset(&buf)
@@ -37,7 +51,14 @@ func decompress(b []byte) (string, error) {
 	if len(b) == 0 {
 		return "", nil
 	}
-	r := flate.NewReader(bytes.NewReader(b))
+	switch b[0] {
+	case bodyRaw:
+		return string(b[1:]), nil
+	case bodyDeflate:
+	default:
+		return "", fmt.Errorf("decompress body: unknown format %d", b[0])
+	}
+	r := flate.NewReader(bytes.NewReader(b[1:]))
 	defer r.Close() //nolint:errcheck // reading from memory
 	out, err := io.ReadAll(io.LimitReader(r, maxInflate))
 	if err != nil {

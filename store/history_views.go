@@ -23,6 +23,9 @@ type Session struct {
 	Errors      int64     `json:"errors"`
 	LastModel   string    `json:"lastModel"`
 	LastAccount string    `json:"lastAccount"` // the account its latest request went to
+	// BoundAccount is the account session affinity holds it to now ("" when unbound); the
+	// app fills it from the proxy, the store cannot know.
+	BoundAccount string `json:"boundAccount"`
 	// Latest context pressure, as its latest /v1/messages request was forwarded.
 	ContextLimit int     `json:"contextLimit"`
 	Tokens       int     `json:"tokens"`
