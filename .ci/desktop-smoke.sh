@@ -2,12 +2,48 @@
 # Runs the real desktop binary in a real window on a virtual display and checks
 # that the window opens, the proxy serves, and the window's toggle (the Wails
 # bindings, end to end) turns the proxy off. Usage: desktop-smoke.sh BINARY OUT.png
+# Then the desktop shell: --minimized, single instance, the tray next to the
+# window, close to the tray, remembered size and position.
 set -euo pipefail
 bin=$(realpath "$1")
 shot=$(realpath -m "${2:-build/bin/desktop.png}")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 port=$(shuf -i 20000-45000 -n 1) # the proxy refuses to start if it is taken, failing loudly
+
+# A stand-in tray host (owns org.kde.StatusNotifierWatcher, reads and clicks the
+# tray menu over DBus) and a window manager's close button (WM_DELETE_WINDOW;
+# there is no window manager on the virtual display).
+(cd "$(dirname "$0")/.." && go build -o "$work/trayhost" ./app/internal/traytest/cmd/trayhost)
+cat > "$work/wmclose.py" <<'PY'
+import ctypes, sys
+x = ctypes.cdll.LoadLibrary("libX11.so.6")
+x.XOpenDisplay.restype = ctypes.c_void_p
+x.XOpenDisplay.argtypes = [ctypes.c_char_p]
+x.XInternAtom.restype = ctypes.c_ulong
+x.XInternAtom.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+class ClientMessage(ctypes.Structure):
+    _fields_ = [("type", ctypes.c_int), ("serial", ctypes.c_ulong), ("send_event", ctypes.c_int),
+                ("display", ctypes.c_void_p), ("window", ctypes.c_ulong), ("message_type", ctypes.c_ulong),
+                ("format", ctypes.c_int), ("data", ctypes.c_long * 5)]
+class Event(ctypes.Union):
+    _fields_ = [("xclient", ClientMessage), ("pad", ctypes.c_long * 24)]
+x.XSendEvent.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_int, ctypes.c_long, ctypes.POINTER(Event)]
+x.XFlush.argtypes = [ctypes.c_void_p]
+x.XCloseDisplay.argtypes = [ctypes.c_void_p]
+d = x.XOpenDisplay(None)
+if not d:
+    sys.exit("no display")
+ev = Event()
+ev.xclient.type = 33  # ClientMessage
+ev.xclient.window = int(sys.argv[1])
+ev.xclient.message_type = x.XInternAtom(d, b"WM_PROTOCOLS", 0)
+ev.xclient.format = 32
+ev.xclient.data[0] = x.XInternAtom(d, b"WM_DELETE_WINDOW", 0)
+x.XSendEvent(d, int(sys.argv[1]), 0, 0, ctypes.byref(ev))
+x.XFlush(d)
+x.XCloseDisplay(d)
+PY
 
 inner="$work/inner.sh"
 cat > "$inner" <<INNER
@@ -79,5 +115,74 @@ curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null || fail "the first instanc
 kill \$app
 wait \$app || true
 echo "desktop smoke: --minimized started hidden; a second launch exited and showed the first window"
+
+# The tray in the real app, next to the window: its menu, its toggle, close
+# hides the window to the tray, "Open window" shows it, "Quit" quits; the
+# window's size and position are back on the next start.
+mkfifo "$work/tray.in"
+"$work/trayhost" <"$work/tray.in" >"$work/tray.out" 2>"$work/tray.err" &
+exec 3>"$work/tray.in"
+tray() { # prints the host's answer; fails on "error ..."
+  local before reply
+  before=\$(wc -l <"$work/tray.out")
+  echo "\$*" >&3
+  for i in \$(seq 1 300); do [ "\$(wc -l <"$work/tray.out")" -gt "\$before" ] && break; sleep 0.1; done
+  reply=\$(tail -n1 "$work/tray.out")
+  echo "\${reply#ok }"
+  case "\$reply" in ok*) return 0;; *) cat "$work/tray.err" >&2; return 1;; esac
+}
+visible() { xdotool search --onlyvisible --name '^Longhaul\$' 2>/dev/null | head -n1 || true; }
+wait_visible() { # \$1: yes or no
+  for i in \$(seq 1 60); do
+    win=\$(visible)
+    { [ "\$1" = yes ] && [ -n "\$win" ]; } || { [ "\$1" = no ] && [ -z "\$win" ]; } && return 0
+    sleep 0.25
+  done
+  return 1
+}
+wait_proxy() { # \$1: up or down
+  for i in \$(seq 1 60); do
+    if curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1; then [ "\$1" = up ] && return 0; else [ "\$1" = down ] && return 0; fi
+    sleep 0.25
+  done
+  return 1
+}
+"$bin" --data-dir "$work/longhaul" --port $port >"$work/app.log" 2>&1 &
+app=\$!
+wait_proxy up || fail "the proxy did not start (tray run)"
+wait_visible yes || fail "no window (tray run)"
+item=\$(tray wait) || fail "the tray icon did not register: \$item"
+menu=\$(tray menu) || fail "tray menu: \$menu"
+case "\$menu" in "Listening on 127.0.0.1:$port · "*"|Proxy on [x]|Open window|Quit") ;; *) fail "tray menu is \$menu";; esac
+r=\$(tray click "Proxy on") || fail "tray click: \$r"
+wait_proxy down || fail "the tray's toggle did not stop the proxy"
+menu=\$(tray menu) || fail "tray menu: \$menu"
+case "\$menu" in "Proxy off · "*"|Proxy on|Open window|Quit") ;; *) fail "tray menu after stopping is \$menu";; esac
+r=\$(tray click "Proxy on") || fail "tray click: \$r"
+wait_proxy up || fail "the tray's toggle did not start the proxy"
+xdotool windowmove "\$win" 20 30
+xdotool windowsize "\$win" 1000 700
+sleep 0.5
+python3 "$work/wmclose.py" "\$win"
+wait_visible no || fail "closing the window did not hide it"
+sleep 0.5
+kill -0 \$app 2>/dev/null || fail "closing the window quit the app although a tray shows it"
+wait_proxy up || fail "the proxy stopped when the window closed to the tray"
+r=\$(tray click "Open window") || fail "tray click: \$r"
+wait_visible yes || fail "the tray's Open window did not show the window"
+r=\$(tray click "Quit") || fail "tray click: \$r"
+for i in \$(seq 1 40); do kill -0 \$app 2>/dev/null || break; sleep 0.25; done
+kill -0 \$app 2>/dev/null && fail "the tray's Quit did not quit"
+wait \$app || fail "the app quit from the tray with status \$?"
+exec 3>&-
+"$bin" --data-dir "$work/longhaul" --port $port >"$work/app.log" 2>&1 &
+app=\$!
+wait_visible yes || fail "no window (geometry run)"
+sleep 1
+geometry=\$(xdotool getwindowgeometry "\$(visible)" | tr -s ' \\n' ' ')
+case "\$geometry" in *"Position: 20,30 "*"Geometry: 1000x700"*) ;; *) fail "window not restored where it was: \$geometry";; esac
+kill \$app
+wait \$app || true
+echo "desktop smoke: tray menu and toggle work next to the window; close hid it to the tray; Open window and Quit worked; size and position restored"
 INNER
 xvfb-run -a -s "-screen 0 1280x900x24" dbus-run-session -- bash "$inner"

@@ -99,10 +99,12 @@ func (w *desktopWindow) show() {
 	wailsruntime.WindowShow(ctx)
 }
 
-// quit closes for real (tray "Quit").
+// quit closes for real (tray "Quit"), remembering where the window was.
 func (w *desktopWindow) quit() {
 	w.quitting.Store(true)
-	wailsruntime.Quit(w.context())
+	ctx := w.context()
+	w.saveGeometry(ctx)
+	wailsruntime.Quit(ctx)
 }
 
 // beforeClose saves the geometry and hides the window to the tray, when a

@@ -80,7 +80,7 @@ func saveWindowGeometry(dataDir string, g windowGeometry) error {
 // screen of the given size, so a window saved on a monitor since unplugged
 // is not restored out of reach.
 func (g windowGeometry) onScreen(screenW, screenH int) bool {
-	return g.X > -g.Width+100 && g.X < screenW-100 && g.Y >= 0 && g.Y < screenH-50
+	return g.X >= -g.Width+100 && g.X <= screenW-100 && g.Y >= 0 && g.Y < screenH-50
 }
 
 // instanceID names the single-instance lock: one running window per data

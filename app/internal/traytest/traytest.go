@@ -105,8 +105,15 @@ func (w watcher) RegisterStatusNotifierHost(sender dbus.Sender, service string) 
 	return nil
 }
 
+// TB is the part of testing.TB that NewHost needs (a program can provide it too).
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Cleanup(func())
+}
+
 // NewHost connects to the bus at addr and owns the watcher name.
-func NewHost(tb testing.TB, addr string) *Host {
+func NewHost(tb TB, addr string) *Host {
 	tb.Helper()
 	conn, err := dbus.Connect(addr)
 	if err != nil {
