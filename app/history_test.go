@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"io"
@@ -437,5 +438,54 @@ func TestCLIHistoryExport(t *testing.T) {
 	err := cli.Run(context.Background(), []string{"history", "export", "--since", "yesterday"})
 	if err == nil || errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "RFC 3339") {
 		t.Errorf("export --since yesterday = %v; want an RFC 3339 error", err)
+	}
+}
+
+func TestStoreBodiesOffKeepsNoBodies(t *testing.T) {
+	f := newHistoryFixture(t, RecorderOptions{})
+	ctx := context.Background()
+	if _, err := f.st.SetSetting(ctx, "history.store_bodies", "false"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.app.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if f.srv.Config().CaptureBodies {
+		t.Fatal("proxy still captures bodies with history.store_bodies off")
+	}
+	for _, stream := range []bool{false, true} {
+		resp, _ := f.post(t, messagesBody(stream, "nobodies"))
+		e := f.waitRecorded(t, resp.Header.Get("Longhaul-Request-Id"))
+		if e.HasBodies || e.Bodies != nil {
+			t.Errorf("stream=%t: bodies = %+v; want none with history.store_bodies off", stream, e.Bodies)
+		}
+	}
+}
+
+func TestRetentionLoopEnablesIncrementalVacuum(t *testing.T) {
+	f := newHistoryFixture(t, RecorderOptions{RetentionEvery: 20 * time.Millisecond})
+	// A connection caches the mode it read from the header, so each poll opens its own.
+	mode := func() int {
+		db, err := sql.Open("sqlite", "file:"+f.path+"?_pragma=busy_timeout(5000)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var m int
+		if err := db.QueryRow(`PRAGMA auto_vacuum`).Scan(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		m := mode()
+		if m == 2 {
+			return // the background loop switched the database over
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("auto_vacuum = %d after 5 s; want 2 (INCREMENTAL), set by the retention loop", m)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -217,7 +217,12 @@ func (st *Store) EnableIncrementalVacuum(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("enable incremental vacuum: %w", err)
 	}
 	defer conn.Close() //nolint:errcheck // returns the connection to the pool
+	// The pragma answers from what the connection last read of the header; a read
+	// transaction first makes that current (another process may have converted the file).
 	var mode int
+	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&mode); err != nil {
+		return false, fmt.Errorf("read auto_vacuum: %w", err)
+	}
 	if err := conn.QueryRowContext(ctx, `PRAGMA auto_vacuum`).Scan(&mode); err != nil {
 		return false, fmt.Errorf("read auto_vacuum: %w", err)
 	}
