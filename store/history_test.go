@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"reflect"
@@ -111,12 +112,10 @@ func TestExchangeRoundTripEveryField(t *testing.T) {
 	if l := page.Exchanges[0]; l.Bodies != nil || l.Attempts != nil || l.Compaction != nil {
 		t.Errorf("list row carries detail (bodies %v, attempts %v, steps %v); want none", l.Bodies, l.Attempts, l.Compaction)
 	}
-	if _, err := st.Exchange(ctx, "lh_missing"); !errorsIsNotFound(err) {
+	if _, err := st.Exchange(ctx, "lh_missing"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Exchange(missing) = %v; want ErrNotFound", err)
 	}
 }
-
-func errorsIsNotFound(err error) bool { return err != nil && strings.Contains(err.Error(), ErrNotFound.Error()) }
 
 func TestListFilters(t *testing.T) {
 	st, _ := openTemp(t)
