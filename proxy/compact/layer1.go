@@ -87,7 +87,19 @@ func NewLayer1(keepRounds, sessions int) *Layer1 {
 // Apply trims r in place and returns the number of rounds removed. over
 // reports whether a request is still above the Layer-1 threshold; nil means
 // always (trim to KeepRounds). session "" disables the remembered boundary.
+// A boundary that leaves the request over the threshold moves at once; see
+// ApplyInSteps for the cache-friendlier rule the pipeline uses.
 func (l *Layer1) Apply(r *Request, session string, over func(*Request) bool) int {
+	return l.ApplyInSteps(r, session, over, nil)
+}
+
+// ApplyInSteps is Apply with hysteresis: a remembered boundary that leaves
+// the request over the Layer-1 threshold moves only once KeepRounds more
+// rounds have piled up behind it, or at once when urgent (the request is
+// over the next threshold, where a costlier, cache-breaking layer would run).
+// Under steady pressure the forwarded prefix so changes every KeepRounds
+// requests, not every request. urgent nil means never urgent.
+func (l *Layer1) ApplyInSteps(r *Request, session string, over, urgent func(*Request) bool) int {
 	rounds := findRounds(r.Messages)
 	maxCut := len(rounds) - l.KeepRounds
 	if maxCut <= 0 {
@@ -108,7 +120,11 @@ func (l *Layer1) Apply(r *Request, session string, over func(*Request) bool) int
 	if cut > 0 {
 		r.Messages = removeRounds(orig, rounds[:cut])
 	}
-	if cut == 0 || over == nil || over(r) {
+	move := cut == 0 || over == nil || over(r)
+	if move && cut > 0 && urgent != nil && maxCut-cut < l.KeepRounds && !urgent(r) {
+		move = false // over, but not by enough rounds to be worth a cache break yet
+	}
+	if move {
 		cut = maxCut
 		r.Messages = removeRounds(orig, rounds[:cut])
 	}
