@@ -115,6 +115,7 @@ type fakeGitHub struct {
 	tag       string
 	assets    []releaseAsset
 	downloads []string
+	lists     int
 }
 
 func (f *fakeGitHub) serve(t *testing.T) *httptest.Server {
@@ -125,6 +126,7 @@ func (f *fakeGitHub) serve(t *testing.T) *httptest.Server {
 		const base = "/api/v3/repos/acme/longhaul/releases"
 		switch {
 		case r.URL.Path == base:
+			f.lists++
 			type asset struct {
 				ID   int64  `json:"id"`
 				Name string `json:"name"`
@@ -392,5 +394,42 @@ func TestUpdateOff(t *testing.T) {
 				t.Errorf("Check error = %v; want ErrUpdatesOff", err)
 			}
 		})
+	}
+}
+
+// The loop checks when the setting turns on (at start) and every interval,
+// and not at all while the setting is off.
+func TestUpdateLoopFollowsTheSetting(t *testing.T) {
+	f := newUpdateFixture(t)
+	f.publish(t, f.archive, f.archive, f.key)
+	u := newUpdater(UpdateConfig{Repo: "acme/longhaul", APIURL: f.api, PublicKey: f.key.pubPEM, Executable: f.bin,
+		Interval: 100 * time.Millisecond}, "2.0.0", slog.New(slog.DiscardHandler), nil)
+	lists := func() int { f.gh.mu.Lock(); defer f.gh.mu.Unlock(); return f.gh.lists }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { u.run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	time.Sleep(300 * time.Millisecond)
+	if n := lists(); n != 0 {
+		t.Fatalf("%d checks with the setting off; want none", n)
+	}
+	u.setEnabled(true)
+	deadline := time.Now().Add(5 * time.Second)
+	for lists() < 3 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := lists(); n < 3 {
+		t.Fatalf("%d checks in 5s with a 100ms interval; want at least 3 (one at once, then periodic)", n)
+	}
+	if st := u.Status(); st.State != UpdateUpToDate {
+		t.Errorf("status = %+v; want up to date", st)
+	}
+	u.setEnabled(false)
+	time.Sleep(150 * time.Millisecond) // a check in flight may finish
+	n := lists()
+	time.Sleep(350 * time.Millisecond)
+	if m := lists(); m != n {
+		t.Errorf("%d checks after the setting turned off; want none", m-n)
 	}
 }
