@@ -61,24 +61,18 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, co
 	var compacted compact.Result
 	screened := false
 	if route == "messages" && comp != nil {
-		ex.ContextLimit, screened = comp.untouched(peek, body.buf, ex.Model, ex.SessionID, compact.ParseBetas(r.Header.Values("Anthropic-Beta")))
-	}
-	if route == "messages" && comp != nil && !screened {
-		res, e := s.compactRequest(r.Context(), comp, r, ex, body.buf)
+		var e *Error
+		base, compacted, screened, e = s.compactStage(r, cfg, comp, ex, body, peek)
 		if e != nil {
-			ex.keepRequestBody(body, cfg.MaxCaptureBytes)
 			s.finish(ex, e.Status, e)
 			writeError(w, e)
 			return
 		}
-		compacted = res
-		if res.Changed {
-			base = staticBody(res.Body)
+		if compacted.Changed {
 			modelSpan = anthropic.Span{}
-			if p, err := anthropic.PeekRequest(res.Body); err == nil {
+			if p, err := anthropic.PeekRequest(base.buf); err == nil {
 				modelSpan = p.ModelSpan
 			}
-			ex.ForwardedBody = capBody(res.Body, cfg.MaxCaptureBytes, &ex.BodiesTruncated)
 		}
 	}
 	if hasBody && (cfg.CaptureBodies || compacted.Changed) {
@@ -188,6 +182,28 @@ func (s *Server) countLocally(w http.ResponseWriter, comp *compactor, ex *Exchan
 	ex.ErrorType, ex.ErrorMessage = "", ""
 	ex.TokensBefore, ex.TokensAfter = n, n
 	s.finish(ex, http.StatusOK, nil)
+}
+
+// compactStage screens a /v1/messages request and, unless the screen shows
+// the engine would leave it alone, runs the compaction pipeline on it. It
+// returns the body to send (body itself when nothing changed).
+func (s *Server) compactStage(r *http.Request, cfg *Config, comp *compactor, ex *Exchange, body *requestBody, peek anthropic.Peek) (*requestBody, compact.Result, bool, *Error) {
+	betas := compact.ParseBetas(r.Header.Values("Anthropic-Beta"))
+	limit, screened := comp.untouched(peek, body.buf, ex.Model, ex.SessionID, betas)
+	ex.ContextLimit = limit
+	if screened {
+		return body, compact.Result{}, true, nil
+	}
+	res, e := s.compactRequest(r.Context(), comp, r, ex, body.buf)
+	if e != nil {
+		ex.keepRequestBody(body, cfg.MaxCaptureBytes) // the original, for the record
+		return body, res, false, e
+	}
+	if !res.Changed {
+		return body, res, false, nil
+	}
+	ex.ForwardedBody = capBody(res.Body, cfg.MaxCaptureBytes, &ex.BodiesTruncated)
+	return staticBody(res.Body), res, false, nil
 }
 
 // retryBackoff is the pause before retrying after an overload: short, since
