@@ -224,17 +224,20 @@ func (r *Recorder) Flush(ctx context.Context) error {
 // records turns observed exchanges into rows, one per exchange: a request that started and
 // finished within one batch is written once, finished.
 func (r *Recorder) records(observed []*proxy.Exchange) []store.Exchange {
-	policy := r.bodies.Load()
 	at := make(map[string]int, len(observed))
-	out := make([]store.Exchange, 0, len(observed))
+	latest := make([]*proxy.Exchange, 0, len(observed))
 	for _, ex := range observed {
-		rec := record(ex, policy)
 		if i, ok := at[ex.ID]; ok {
-			out[i] = rec
+			latest[i] = ex
 			continue
 		}
-		at[ex.ID] = len(out)
-		out = append(out, rec)
+		at[ex.ID] = len(latest)
+		latest = append(latest, ex)
+	}
+	policy := r.bodies.Load()
+	out := make([]store.Exchange, len(latest))
+	for i, ex := range latest {
+		out[i] = record(ex, policy)
 	}
 	// New rows get their seq in start order, which is what "newest first" means to a reader.
 	slices.SortStableFunc(out, func(a, b store.Exchange) int { return a.Start.Compare(b.Start) })
