@@ -489,32 +489,3 @@ func TestRetentionLoopEnablesIncrementalVacuum(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
-
-func TestHistoryViewFacade(t *testing.T) {
-	f := newHistoryFixture(t, RecorderOptions{})
-	resp, _ := f.post(t, messagesBody(true, "facade"))
-	id := resp.Header.Get("Longhaul-Request-Id")
-	f.waitRecorded(t, id)
-	h := NewHistoryView(f.app, context.Background)
-	if page, err := h.List(store.HistoryFilter{Session: "facade"}); err != nil || len(page.Exchanges) != 1 {
-		t.Errorf("List = %+v, %v", page, err)
-	}
-	if e, err := h.Detail(id); err != nil || e.Bodies == nil {
-		t.Errorf("Detail = %+v, %v", e, err)
-	}
-	if s, err := h.Sessions("", 0); err != nil || len(s) != 1 {
-		t.Errorf("Sessions = %+v, %v", s, err)
-	}
-	if _, err := h.Sessions("yesterday", 0); err == nil {
-		t.Errorf("Sessions(yesterday) = nil error; want a time error")
-	}
-	if st, err := h.Stats("", "", "day"); err != nil || st.Total.Requests != 1 {
-		t.Errorf("Stats = %+v, %v", st, err)
-	}
-	if p, err := h.Pressure(""); err != nil || p.Session != "facade" {
-		t.Errorf("Pressure = %+v, %v", p, err)
-	}
-	if s, err := h.Status(); err != nil || s.Dropped != 0 {
-		t.Errorf("Status = %+v, %v", s, err)
-	}
-}
