@@ -4,6 +4,9 @@ import { createApp, nextTick, type App as VueApp } from 'vue'
 import App from './App.vue'
 import type { ProxyStatus } from './api/types'
 import { PROXY_STATUS } from './events'
+import { i18n, missingKeys, setLocale } from './i18n'
+import { navigate } from './router'
+import { settingsView } from './testing/fixtures'
 
 const running: ProxyStatus = {
   running: true,
@@ -24,6 +27,8 @@ afterEach(() => {
   document.body.innerHTML = ''
   delete window.go
   delete window.runtime
+  navigate('monitor')
+  setLocale('en')
 })
 
 /** Mounts the page inside a fake Wails window. */
@@ -37,6 +42,20 @@ function mountInWails(initial: ProxyStatus) {
       handlers.get(PROXY_STATUS)?.(state)
       return state
     }),
+    Settings: vi.fn(async () => settingsView()),
+    History: vi.fn(async () => ({ exchanges: [], next: 0 })),
+    HistorySessions: vi.fn(async () => []),
+    HistoryStats: vi.fn(async () => ({
+      since: '',
+      until: '',
+      bucket: 'hour',
+      total: { key: '', requests: 0, errors: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, tokensSaved: 0 },
+      byAccount: [],
+      byModel: [],
+      byTime: [],
+    })),
+    Accounts: vi.fn(async () => []),
+    ClaudeCodeStatus: vi.fn(async () => ({ path: '/home/me/.claude/settings.json', exists: false, configured: false, baseURL: '', backup: '' })),
   }
   const runtime = {
     EventsOn: vi.fn((name: string, cb: (...data: unknown[]) => void) => void handlers.set(name, cb)),
@@ -46,7 +65,7 @@ function mountInWails(initial: ProxyStatus) {
   window.runtime = runtime
   const el = document.createElement('div')
   document.body.appendChild(el)
-  app = createApp(App).use(createPinia())
+  app = createApp(App).use(createPinia()).use(i18n)
   app.mount(el)
   const $ = (id: string) => el.querySelector<HTMLElement>(`[data-testid="${id}"]`)
   const emit = (s: ProxyStatus) => handlers.get(PROXY_STATUS)?.(s)
@@ -54,20 +73,24 @@ function mountInWails(initial: ProxyStatus) {
 }
 
 describe('App', () => {
-  it('shows the status, the address, the accounts hint and the snippets', async () => {
-    const { el, $ } = mountInWails(running)
+  it('shows the status, the address and the accounts hint', async () => {
+    const { $ } = mountInWails(running)
     await vi.waitFor(() => expect($('proxy-state')?.textContent).toBe('Running'))
     expect($('proxy-address')?.textContent).toBe('http://127.0.0.1:8787')
     expect($('proxy-toggle')?.getAttribute('aria-pressed')).toBe('true')
     expect($('proxy-error')).toBeNull()
-    expect($('accounts-hint')?.textContent).toContain('longhaul account add --base-url https://api.anthropic.com --key sk-ant-...')
+    expect($('accounts-hint')?.textContent).toContain('No upstream account yet')
     expect($('app-version')?.textContent).toBe('v0.1.0')
-    const code = [...el.querySelectorAll('[data-testid="connect-card"] pre')].map((p) => p.textContent)
-    expect(code).toEqual([
-      'export ANTHROPIC_BASE_URL=http://127.0.0.1:8787',
-      '{\n  "env": {\n    "ANTHROPIC_BASE_URL": "http://127.0.0.1:8787"\n  }\n}',
-      'import anthropic\n\nclient = anthropic.Anthropic(base_url="http://127.0.0.1:8787")',
-    ])
+  })
+
+  it('shows the client snippets on the connect page', async () => {
+    const { el, $ } = mountInWails(running)
+    navigate('connect')
+    await vi.waitFor(() => expect($('connect-card')?.querySelectorAll('pre').length).toBeGreaterThan(3))
+    const code = [...el.querySelectorAll('[data-testid="connect-card"] pre')].map((p) => p.textContent ?? '')
+    expect(code[0]).toBe('export ANTHROPIC_BASE_URL=http://127.0.0.1:8787\nexport ANTHROPIC_AUTH_TOKEN=longhaul\nclaude')
+    expect(JSON.parse(code[1] ?? '')).toEqual({ env: { ANTHROPIC_BASE_URL: 'http://127.0.0.1:8787', ANTHROPIC_AUTH_TOKEN: 'longhaul' } })
+    expect(code.some((c) => c.includes('/longhaul/v1/sessions/$sid/pressure'))).toBe(true)
   })
 
   it('toggles the proxy off and on', async () => {
@@ -94,10 +117,25 @@ describe('App', () => {
     expect($('accounts-hint')).toBeNull()
   })
 
+  it('renders every page in Chinese without a missing key', async () => {
+    const { el, $, system } = mountInWails(running)
+    // The language is a setting: the settings page reads it and switches.
+    const zh = settingsView()
+    zh.settings.app.language = 'zh-CN'
+    system.Settings.mockImplementation(async () => zh)
+    for (const page of ['settings', 'monitor', 'sessions', 'dashboard', 'accounts', 'connect'] as const) {
+      navigate(page)
+      await vi.waitFor(() => expect(el.querySelector('main')?.getAttribute('data-page')).toBe(page))
+      await new Promise((r) => setTimeout(r, 20))
+    }
+    expect($('proxy-state')?.textContent).toBe('运行中')
+    expect(missingKeys).toEqual([])
+  })
+
   it('stops listening when unmounted', async () => {
     const { $, runtime } = mountInWails(running)
     await vi.waitFor(() => expect($('proxy-state')).not.toBeNull())
-    expect(runtime.EventsOn).toHaveBeenCalledTimes(1)
+    expect(runtime.EventsOn).toHaveBeenCalledWith(PROXY_STATUS, expect.any(Function))
     app?.unmount()
     app = undefined
     expect(runtime.EventsOff).toHaveBeenCalledWith(PROXY_STATUS)

@@ -5,13 +5,15 @@
 //  - HTTP door: in a browser against the headless backend on the same origin: JSON over HTTP
 //    plus Server-Sent Events.
 
-import { strings } from '../strings'
-import { ApiError, errorMessage } from './types'
+import { t } from '../i18n'
+import { ApiError, errorFields, errorMessage, parseFieldLines } from './types'
 
-/** The bound app.System facade, as Wails v2 injects it. */
+/** The bound app.System facade, as Wails v2 injects it (every exported Go method). */
 export interface WailsSystem {
   Status(): Promise<unknown>
   SetProxyEnabled(on: boolean): Promise<unknown>
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  [method: string]: ((...args: any[]) => Promise<unknown>) | undefined
 }
 
 /** The part of the Wails v2 runtime (window.runtime) that the UI uses. */
@@ -32,9 +34,11 @@ export type Unsubscribe = () => void
 
 export interface Door {
   readonly kind: 'wails' | 'http'
-  /** Calls a backend method; rejects with ApiError. */
-  call(method: 'Status'): Promise<unknown>
-  call(method: 'SetProxyEnabled', on: boolean): Promise<unknown>
+  /**
+   * Calls a backend method by its Go name (System.<method> in the window, the matching route of
+   * httpRoutes in a browser); rejects with ApiError.
+   */
+  call(method: string, ...args: unknown[]): Promise<unknown>
   /** Listens to a backend event; the callback gets the event payload. */
   on(event: string, cb: (payload: unknown) => void): Unsubscribe
   /**
@@ -110,18 +114,21 @@ function once(fn: () => void): Unsubscribe {
 export function wailsDoor(system: WailsSystem, runtime: WailsRuntime | undefined): Door {
   const listeners = new Listeners()
 
-  async function call(method: keyof WailsSystem, ...args: [] | [boolean]): Promise<unknown> {
+  async function call(method: string, ...args: unknown[]): Promise<unknown> {
+    const fn = system[method]
+    if (typeof fn !== 'function') throw new ApiError(t('errors.noMethod', { method }))
     try {
-      // Bound Go methods returning (T, error) reject with the error text.
-      return await (system[method] as (...a: unknown[]) => Promise<unknown>)(...args)
+      // Bound Go methods returning (T, error) reject with the error text (or, with an error
+      // formatter, with {message, fields}).
+      return await fn.apply(system, args)
     } catch (err) {
-      throw new ApiError(errorMessage(err))
+      throw wailsError(err)
     }
   }
 
   return {
     kind: 'wails',
-    call: call as Door['call'],
+    call,
     on(event, cb) {
       if (runtime === undefined) {
         console.warn(`Wails runtime missing; not listening to ${event}`)
@@ -158,6 +165,59 @@ export const httpPaths = {
   events: '/longhaul/v1/events',
 } as const
 
+type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE'
+interface HttpCall {
+  method: HttpMethod
+  path: string
+  body?: unknown
+  /** The reply is text (JSON Lines), not JSON. */
+  text?: boolean
+}
+
+const api = '/longhaul/v1'
+const enc = encodeURIComponent
+
+/** query turns a filter object into "?a=1&b=2", leaving out empty values. */
+export function query(q: unknown): string {
+  const params = new URLSearchParams()
+  if (q !== null && typeof q === 'object') {
+    for (const [k, v] of Object.entries(q as Record<string, unknown>)) {
+      if (v !== undefined && v !== null && v !== '') params.set(k, String(v))
+    }
+  }
+  const s = params.toString()
+  return s === '' ? '' : `?${s}`
+}
+
+/** The HTTP twin of each bound System method (app/door.go, api_door.go, history_door.go). */
+export const httpRoutes: Record<string, (...args: unknown[]) => HttpCall> = {
+  Status: () => ({ method: 'GET', path: httpPaths.status }),
+  SetProxyEnabled: (on) => ({ method: 'POST', path: httpPaths.proxy, body: { enabled: on === true } }),
+  Accounts: () => ({ method: 'GET', path: `${api}/accounts` }),
+  AddAccount: (input) => ({ method: 'POST', path: `${api}/accounts`, body: input }),
+  UpdateAccount: (id, input) => ({ method: 'PUT', path: `${api}/accounts/${enc(String(id))}`, body: input }),
+  SetAccountEnabled: (id, on) => ({
+    method: 'POST',
+    path: `${api}/accounts/${enc(String(id))}/enabled`,
+    body: { enabled: on === true },
+  }),
+  DeleteAccount: (id) => ({ method: 'DELETE', path: `${api}/accounts/${enc(String(id))}` }),
+  TestAccount: (id) => ({ method: 'POST', path: `${api}/accounts/${enc(String(id))}/test`, body: {} }),
+  TestKey: (id, input) => ({ method: 'POST', path: `${api}/accounts/test`, body: { ...(input as object), id } }),
+  Settings: () => ({ method: 'GET', path: `${api}/settings` }),
+  SetSettings: (values) => ({ method: 'PUT', path: `${api}/settings`, body: { values } }),
+  ResetSettings: (keys) => ({ method: 'POST', path: `${api}/settings/reset`, body: { keys } }),
+  History: (q) => ({ method: 'GET', path: `${api}/history${query(q)}` }),
+  HistoryDetail: (id) => ({ method: 'GET', path: `${api}/history/${enc(String(id))}` }),
+  ExportHistory: (q) => ({ method: 'GET', path: `${api}/history/export${query(q)}`, text: true }),
+  HistorySessions: (q) => ({ method: 'GET', path: `${api}/sessions${query(q)}` }),
+  SessionPressure: (id) => ({ method: 'GET', path: `${api}/sessions/${enc(String(id))}/pressure` }),
+  HistoryStats: (q) => ({ method: 'GET', path: `${api}/stats${query(q)}` }),
+  ClaudeCodeStatus: () => ({ method: 'GET', path: `${api}/clients/claude-code` }),
+  ConfigureClaudeCode: () => ({ method: 'POST', path: `${api}/clients/claude-code`, body: {} }),
+  UndoClaudeCode: () => ({ method: 'POST', path: `${api}/clients/claude-code/undo`, body: {} }),
+}
+
 export interface HttpDoorOptions {
   /** Prefix for the API paths, e.g. "http://127.0.0.1:8080". Empty means the page's origin. */
   base?: string
@@ -174,7 +234,7 @@ export function httpDoor(opts: HttpDoorOptions = {}): Door {
   const reconnectListeners = new Set<() => void>()
   let source: EventSource | undefined
 
-  async function request(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
+  async function request(method: HttpMethod, path: string, body?: unknown, asText = false): Promise<unknown> {
     const headers: Record<string, string> = { Accept: 'application/json' }
     const init: RequestInit = { method, headers, cache: 'no-store' }
     if (body !== undefined) {
@@ -187,9 +247,10 @@ export function httpDoor(opts: HttpDoorOptions = {}): Door {
     try {
       res = await doFetch(base + path, init)
     } catch (err) {
-      throw new ApiError(strings.errors.unreachable(errorMessage(err)))
+      throw new ApiError(t('errors.unreachable', { detail: errorMessage(err) }))
     }
     const text = await res.text().catch(() => '')
+    if (asText && res.ok) return text
     let data: unknown = undefined
     if (text !== '') {
       try {
@@ -199,10 +260,10 @@ export function httpDoor(opts: HttpDoorOptions = {}): Door {
       }
     }
     if (!res.ok) {
-      throw new ApiError(httpErrorMessage(res, data, text), res.status)
+      throw new ApiError(httpErrorMessage(res, data, text), res.status, errorFields(data))
     }
     if (data === undefined) {
-      throw new ApiError(strings.errors.badReply(res.status), res.status)
+      throw new ApiError(t('errors.badReply', { status: res.status }), res.status)
     }
     return data
   }
@@ -274,10 +335,12 @@ export function httpDoor(opts: HttpDoorOptions = {}): Door {
 
   return {
     kind: 'http',
-    call: ((method: 'Status' | 'SetProxyEnabled', on?: boolean) =>
-      method === 'Status'
-        ? request('GET', httpPaths.status)
-        : request('POST', httpPaths.proxy, { enabled: on === true })) as Door['call'],
+    call(method, ...args) {
+      const route = httpRoutes[method]
+      if (route === undefined) return Promise.reject(new ApiError(t('errors.noMethod', { method })))
+      const c = route(...args)
+      return request(c.method, c.path, c.body, c.text === true)
+    },
     on(event, cb) {
       if (listeners.add(event, cb)) listen(event)
       return once(() => {
@@ -308,5 +371,17 @@ function httpErrorMessage(res: Response, data: unknown, text: string): string {
   }
   const body = text.trim()
   if (body !== '' && body.length <= 200 && data === undefined) return body
-  return strings.errors.httpStatus(res.status, res.statusText)
+  return res.statusText !== '' ? t('errors.httpStatusText', { status: res.status, text: res.statusText }) : t('errors.httpStatus', { status: res.status })
+}
+
+/** wailsError turns a rejected bound call into an ApiError, with per-field messages when the
+ * Go side sent validation errors ({message, fields} from app.BoundError, or "field: message"
+ * lines, which is what the default error text of app.FieldErrors looks like). */
+function wailsError(err: unknown): ApiError {
+  if (err !== null && typeof err === 'object' && !(err instanceof Error)) {
+    const o = err as { message?: unknown }
+    if (typeof o.message === 'string') return new ApiError(o.message, 0, errorFields({ error: err }))
+  }
+  const message = errorMessage(err)
+  return new ApiError(message, 0, parseFieldLines(message))
 }

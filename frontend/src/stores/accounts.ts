@@ -1,0 +1,116 @@
+// Upstream accounts: list with live state, add/edit/enable/disable/delete, key tests.
+
+import { defineStore } from 'pinia'
+import { ref } from 'vue'
+import { backend } from '../api/backend'
+import type { AccountInput, AccountView, KeyTest } from '../api/models'
+import { ApiError, errorMessage } from '../api/types'
+
+export function emptyInput(): AccountInput {
+  return { label: '', kind: 'anthropic', baseURL: 'https://api.anthropic.com', key: '', models: [], priority: 0, weight: 1 }
+}
+
+export function inputFrom(a: AccountView): AccountInput {
+  return {
+    label: a.label,
+    kind: a.kind,
+    baseURL: a.baseURL,
+    key: '',
+    models: [...(a.models ?? [])],
+    priority: a.priority,
+    weight: a.weight,
+  }
+}
+
+export const useAccountsStore = defineStore('accounts', () => {
+  const accounts = ref<AccountView[]>([])
+  const loading = ref(false)
+  const error = ref('')
+  /** Validation messages of the last save, by form field (baseURL, key, …). */
+  const fieldErrors = ref<Record<string, string>>({})
+  const tests = ref<Record<number, KeyTest | 'running'>>({})
+  const formTest = ref<KeyTest | 'running' | null>(null)
+  const busy = ref(false)
+
+  async function load(): Promise<void> {
+    loading.value = true
+    try {
+      accounts.value = (await backend.accounts()) ?? []
+      error.value = ''
+    } catch (err) {
+      error.value = errorMessage(err)
+    } finally {
+      loading.value = false
+    }
+  }
+
+  function replace(v: AccountView): void {
+    const i = accounts.value.findIndex((a) => a.id === v.id)
+    if (i >= 0) accounts.value.splice(i, 1, v)
+    else accounts.value.push(v)
+  }
+
+  async function run<T>(fn: () => Promise<T>): Promise<T | undefined> {
+    busy.value = true
+    error.value = ''
+    fieldErrors.value = {}
+    try {
+      return await fn()
+    } catch (err) {
+      if (err instanceof ApiError && Object.keys(err.fields).length > 0) fieldErrors.value = err.fields
+      else error.value = errorMessage(err)
+      return undefined
+    } finally {
+      busy.value = false
+    }
+  }
+
+  /** save adds (id 0) or edits an account; true when it was saved. */
+  async function save(id: number, input: AccountInput): Promise<boolean> {
+    const v = await run(() => (id === 0 ? backend.addAccount(input) : backend.updateAccount(id, input)))
+    if (v === undefined) return false
+    replace(v)
+    return true
+  }
+
+  async function setEnabled(id: number, on: boolean): Promise<void> {
+    const v = await run(() => backend.setAccountEnabled(id, on))
+    if (v !== undefined) replace(v)
+  }
+
+  async function remove(id: number): Promise<void> {
+    const ok = await run(async () => {
+      await backend.deleteAccount(id)
+      return true
+    })
+    if (ok) accounts.value = accounts.value.filter((a) => a.id !== id)
+  }
+
+  async function test(id: number): Promise<void> {
+    tests.value = { ...tests.value, [id]: 'running' }
+    try {
+      const r = await backend.testAccount(id)
+      tests.value = { ...tests.value, [id]: r }
+    } catch (err) {
+      tests.value = { ...tests.value, [id]: { ok: false, status: 0, latencyMs: 0, model: '', message: errorMessage(err) } }
+    }
+  }
+
+  async function testForm(id: number, input: AccountInput): Promise<void> {
+    formTest.value = 'running'
+    fieldErrors.value = {}
+    try {
+      formTest.value = await backend.testKey(id, input)
+    } catch (err) {
+      if (err instanceof ApiError && Object.keys(err.fields).length > 0) fieldErrors.value = err.fields
+      formTest.value = { ok: false, status: 0, latencyMs: 0, model: '', message: errorMessage(err) }
+    }
+  }
+
+  function clearForm(): void {
+    fieldErrors.value = {}
+    formTest.value = null
+  }
+
+  return { accounts, loading, error, fieldErrors, tests, formTest, busy, load, save, setEnabled, remove, test, testForm, clearForm }
+})

@@ -1,0 +1,50 @@
+// One exchange in detail: attempts, compaction steps, bodies and the labelled diff.
+
+import { defineStore } from 'pinia'
+import { computed, ref, shallowRef } from 'vue'
+import { backend } from '../api/backend'
+import type { Exchange } from '../api/models'
+import { errorMessage } from '../api/types'
+import { diffRequests, type DiffResult } from '../lib/diff'
+
+/** layersOf lists the steps an exchange recorded, in order. */
+export function layersOf(e: Exchange): string[] {
+  if (e.compaction && e.compaction.length > 0) return e.compaction.map((s) => s.layer)
+  return e.layers ?? []
+}
+
+export const useRequestStore = defineStore('request', () => {
+  const exchange = shallowRef<Exchange | null>(null)
+  const loading = ref(false)
+  const error = ref('')
+  let seq = 0
+
+  const diff = computed<DiffResult | null>(() => {
+    const e = exchange.value
+    const b = e?.bodies
+    if (!e || !b || b.request === '') return null
+    return diffRequests(b.request, b.forwarded, layersOf(e))
+  })
+
+  async function open(id: string): Promise<void> {
+    const mine = ++seq
+    if (exchange.value?.id !== id) exchange.value = null
+    loading.value = true
+    error.value = ''
+    try {
+      const e = await backend.historyDetail(id)
+      if (mine === seq) exchange.value = e
+    } catch (err) {
+      if (mine === seq) error.value = errorMessage(err)
+    } finally {
+      if (mine === seq) loading.value = false
+    }
+  }
+
+  /** exportJSON returns the exchange as one JSON document (what "export" saves). */
+  function exportJSON(): string {
+    return exchange.value ? JSON.stringify(exchange.value, null, 2) : ''
+  }
+
+  return { exchange, loading, error, diff, open, exportJSON }
+})

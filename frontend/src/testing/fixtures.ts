@@ -1,0 +1,128 @@
+// Test data shaped like the Go backend's JSON.
+
+import type { Exchange, Settings, SettingsView } from '../api/models'
+
+export function defaultSettings(): Settings {
+  return {
+    proxy: {
+      port: 8045,
+      bind: '127.0.0.1',
+      client_key: '',
+      max_body_bytes: 33554432,
+      request_timeout: '10m0s',
+      rotation: { policy: 'round-robin', session_affinity: true, max_attempts: 3 },
+      model_map: [],
+      context_limits: { 'claude-*': 200000, 'gemini-*': 1048576 },
+      default_context_limit: 200000,
+      experimental: {
+        enable_signature_cache: true,
+        enable_tool_loop_recovery: true,
+        enable_cross_model_checks: true,
+        enable_usage_scaling: true,
+        context_compression_threshold_l1: 0.4,
+        context_compression_threshold_l2: 0.55,
+        context_compression_threshold_l3: 0.7,
+      },
+    },
+    compaction: {
+      keep_tool_rounds: 5,
+      protect_last_messages: 4,
+      max_tool_result_chars: 200000,
+      summary_model: 'claude-haiku-4-5',
+      signature_cache_entries: 10000,
+    },
+    history: { retention_days: 90, max_bytes: 1073741824, store_bodies: true, body_retention_days: 7, max_body_bytes: 2097152 },
+    app: { autostart: false, start_minimized: false, check_updates: true, language: 'en' },
+  }
+}
+
+export const settingKeys = [
+  'app.autostart',
+  'app.check_updates',
+  'app.language',
+  'app.start_minimized',
+  'compaction.keep_tool_rounds',
+  'compaction.max_tool_result_chars',
+  'compaction.protect_last_messages',
+  'compaction.signature_cache_entries',
+  'compaction.summary_model',
+  'history.body_retention_days',
+  'history.max_body_bytes',
+  'history.max_bytes',
+  'history.retention_days',
+  'history.store_bodies',
+  'proxy.bind',
+  'proxy.client_key',
+  'proxy.context_limits',
+  'proxy.default_context_limit',
+  'proxy.experimental.context_compression_threshold_l1',
+  'proxy.experimental.context_compression_threshold_l2',
+  'proxy.experimental.context_compression_threshold_l3',
+  'proxy.experimental.enable_cross_model_checks',
+  'proxy.experimental.enable_signature_cache',
+  'proxy.experimental.enable_tool_loop_recovery',
+  'proxy.experimental.enable_usage_scaling',
+  'proxy.max_body_bytes',
+  'proxy.model_map',
+  'proxy.port',
+  'proxy.request_timeout',
+  'proxy.rotation.max_attempts',
+  'proxy.rotation.policy',
+  'proxy.rotation.session_affinity',
+]
+
+export function settingsView(s: Settings = defaultSettings()): SettingsView {
+  return { settings: s, defaults: defaultSettings(), overrides: {}, keys: settingKeys }
+}
+
+let n = 0
+
+export function exchange(over: Partial<Exchange> = {}): Exchange {
+  n++
+  return {
+    seq: 0,
+    id: `ex-${n}`,
+    state: 'finished',
+    route: 'messages',
+    method: 'POST',
+    path: '/v1/messages',
+    userAgent: 'claude-cli/2.1',
+    remoteAddr: '127.0.0.1:5000',
+    sessionID: 'session-a',
+    model: 'claude-sonnet-4-5',
+    modelSent: 'claude-sonnet-4-5',
+    stream: true,
+    accountID: 1,
+    accountName: 'work',
+    start: new Date(Date.UTC(2026, 0, 1, 12, 0, n)).toISOString(),
+    firstByte: '',
+    end: '',
+    durationNs: 1_200_000_000,
+    ttfbNs: 300_000_000,
+    status: 200,
+    errorType: '',
+    errorMessage: '',
+    streamOutcome: 'complete',
+    stopReason: 'end_turn',
+    inputTokens: 100,
+    outputTokens: 20,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    contextLimit: 200000,
+    tokensBefore: 100,
+    tokensAfter: 100,
+    pressureBefore: 0.0005,
+    pressureAfter: 0.0005,
+    layers: [],
+    tokensSaved: 0,
+    signatureRecoveries: 0,
+    crossModelDropped: 0,
+    signatures: 0,
+    toolUseIDs: [],
+    bytesIn: 1000,
+    bytesOut: 500,
+    hasBodies: false,
+    bodiesTruncated: false,
+    ...over,
+  }
+}
