@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"runtime"
@@ -153,7 +154,8 @@ func (a *App) RunDesktop(assets fs.FS, startHidden bool) error {
 		wg   sync.WaitGroup
 	)
 	system := NewSystem(a, w.context)
-	return wails.Run(&options.App{
+	a.updates.setQuitHook(w.quit)
+	err := wails.Run(&options.App{
 		Title:     "Longhaul",
 		Width:     w.geometry.Width,
 		Height:    w.geometry.Height,
@@ -190,6 +192,16 @@ func (a *App) RunDesktop(assets fs.FS, startHidden bool) error {
 		},
 		Bind: []any{system},
 	})
+	a.updates.setQuitHook(nil)
+	if err == nil && a.updates.restart.Load() {
+		// The new process waits for this one to exit (WaitForPredecessor).
+		exe, exeErr := a.updates.executable()
+		if exeErr != nil {
+			return fmt.Errorf("restart: %w", exeErr)
+		}
+		return spawnRestart(exe, os.Args[1:])
+	}
+	return err
 }
 
 // forwardEvents relays hub events to the window until ctx ends.

@@ -28,3 +28,6 @@ func (s *System) UpdateStatus() (UpdateStatus, error) { return s.app.UpdateStatu
 
 // CheckForUpdates checks for a newer release now and installs it ("restart to finish").
 func (s *System) CheckForUpdates() (UpdateStatus, error) { return s.app.CheckForUpdates(s.ctx()) }
+
+// Restart closes the window and starts Longhaul again: the "restart to finish" of an update.
+func (s *System) Restart() error { return s.app.Restart() }

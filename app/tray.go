@@ -23,6 +23,8 @@ const (
 	trayLabelProxy = "Proxy on"
 	trayLabelOpen  = "Open window"
 	trayLabelQuit  = "Quit"
+	// trayLabelRestart prefixes the entry shown once an update is installed.
+	trayLabelRestart = "Restart to update"
 )
 
 // trayRefresh is how often the status line refreshes without an event (it
@@ -33,15 +35,16 @@ const trayRefresh = 5 * time.Second
 type trayMenu interface {
 	setStatus(line string)
 	setProxy(on bool)
+	setRestart(label string) // "": hidden
 }
 
 // trayClicks are the menu's clicks, buffered so none is lost while the loop is busy.
 type trayClicks struct {
-	toggle, open, quit chan struct{}
+	toggle, open, quit, restart chan struct{}
 }
 
 func newTrayClicks() trayClicks {
-	return trayClicks{toggle: make(chan struct{}, 4), open: make(chan struct{}, 4), quit: make(chan struct{}, 1)}
+	return trayClicks{toggle: make(chan struct{}, 4), open: make(chan struct{}, 4), quit: make(chan struct{}, 1), restart: make(chan struct{}, 1)}
 }
 
 // dayCounter turns the proxy's running request count into "requests today".
@@ -60,6 +63,14 @@ func (d *dayCounter) today(now time.Time, total int64) int64 {
 		d.day, d.base = day, total
 	}
 	return total - d.base
+}
+
+// trayRestartLabel is the restart entry's label for an update status ("": hide it).
+func trayRestartLabel(st UpdateStatus) string {
+	if st.State != UpdateReady {
+		return ""
+	}
+	return fmt.Sprintf("%s (version %s)", trayLabelRestart, st.Latest)
 }
 
 // trayStatusLine is the tray's first line: where the proxy listens (or why it
@@ -108,6 +119,7 @@ func (a *App) driveTray(ctx context.Context, menu trayMenu, clicks trayClicks, a
 		menu.setStatus(trayStatusLine(st, days.today(now, st.Requests), a.activeSessions(now)))
 	}
 	render()
+	menu.setRestart(trayRestartLabel(a.UpdateStatus()))
 	events, unsubscribe := a.events.Subscribe()
 	defer func() { unsubscribe() }()
 	tick := time.NewTicker(trayRefresh)
@@ -122,8 +134,11 @@ func (a *App) driveTray(ctx context.Context, menu trayMenu, clicks trayClicks, a
 				events, unsubscribe = a.events.Subscribe()
 				continue
 			}
-			if m.Name == EventProxyStatus {
+			switch m.Name {
+			case EventProxyStatus:
 				render()
+			case EventUpdateStatus:
+				menu.setRestart(trayRestartLabel(a.UpdateStatus()))
 			}
 		case <-tick.C:
 			render()
@@ -140,6 +155,10 @@ func (a *App) driveTray(ctx context.Context, menu trayMenu, clicks trayClicks, a
 		case <-clicks.open:
 			if act.ShowWindow != nil {
 				act.ShowWindow()
+			}
+		case <-clicks.restart:
+			if err := a.Restart(); err != nil {
+				a.log.Error("tray: restart", "err", err)
 			}
 		case <-clicks.quit:
 			if act.Quit != nil {

@@ -77,12 +77,15 @@ func trayChildMain() int {
 				a.SetProxyEnabled(ctx, false) //nolint:errcheck // the parent checks the menu
 			case "proxy on":
 				a.SetProxyEnabled(ctx, true) //nolint:errcheck // the parent checks the menu
+			case "update ready": // as an installed update leaves it
+				a.updates.set(func(st *UpdateStatus) { st.State, st.Latest = UpdateReady, "9.9.9" })
 			case "stop":
 				cancel()
 			}
 		}
 		cancel()
 	}()
+	a.updates.setQuitHook(func() { say("restart") })
 	say("ready")
 	err = a.RunTray(ctx, TrayActions{
 		ShowWindow: func() { say("open window") },
@@ -276,7 +279,7 @@ func TestTrayOverDBus(t *testing.T) {
 	}
 	var labels []string
 	for _, m := range menu {
-		if m.Type != "separator" {
+		if m.Type != "separator" && m.Visible {
 			labels = append(labels, m.Label)
 		}
 	}
@@ -318,6 +321,21 @@ func TestTrayOverDBus(t *testing.T) {
 	if menu, err := host.WaitMenu(item, 5*time.Second, toggleIs(true)); err != nil {
 		t.Fatalf("after the window turned the proxy on, menu %+v: %v", menu, err)
 	}
+	// An installed update: the restart entry appears and restarts.
+	child.send(t, "update ready")
+	menu, err = host.WaitMenu(item, 5*time.Second, func(menu []traytest.MenuItem) bool {
+		_, ok := traytest.Find(menu, trayLabelRestart+" (version 9.9.9)")
+		return ok
+	})
+	if err != nil {
+		t.Fatalf("after an update, menu %+v: %v", menu, err)
+	}
+	restart, _ := traytest.Find(menu, trayLabelRestart)
+	if err := host.Click(item, restart.ID); err != nil {
+		t.Fatal(err)
+	}
+	child.expect(t, "restart")
+
 	open, _ := traytest.Find(menu, trayLabelOpen)
 	if err := host.Click(item, open.ID); err != nil {
 		t.Fatal(err)

@@ -55,6 +55,7 @@ func (a *App) RunTray(ctx context.Context, act TrayActions) error {
 	go forward(menu.toggle.ClickedCh, clicks.toggle)
 	go forward(menu.open.ClickedCh, clicks.open)
 	go forward(menu.quit.ClickedCh, clicks.quit)
+	go forward(menu.restart.ClickedCh, clicks.restart)
 	a.driveTray(ctx, menu, clicks, act)
 	return a.quitTray(done)
 }
@@ -88,9 +89,9 @@ func recoverTray(action string, f func()) (err error) {
 
 // systrayMenu is the menu on fyne.io/systray.
 type systrayMenu struct {
-	status, toggle, open, quit *systray.MenuItem
-	line                       string
-	on, known                  bool
+	status, toggle, open, restart, quit *systray.MenuItem
+	line, restartLabel                  string
+	on, known                           bool
 }
 
 // newSystrayMenu builds the menu; systray calls it once its loop is ready.
@@ -104,6 +105,8 @@ func newSystrayMenu() *systrayMenu {
 	systray.AddSeparator()
 	m.toggle = systray.AddMenuItemCheckbox(trayLabelProxy, "Start or stop the local proxy", false)
 	m.open = systray.AddMenuItem(trayLabelOpen, "Show the Longhaul window")
+	m.restart = systray.AddMenuItem(trayLabelRestart, "Start the installed update")
+	m.restart.Hide()
 	systray.AddSeparator()
 	m.quit = systray.AddMenuItem(trayLabelQuit, "Stop the proxy and quit Longhaul")
 	return m
@@ -116,6 +119,19 @@ func (m *systrayMenu) setStatus(line string) {
 	m.line = line
 	m.status.SetTitle(line)
 	systray.SetTooltip("Longhaul — " + line)
+}
+
+func (m *systrayMenu) setRestart(label string) {
+	if label == m.restartLabel {
+		return
+	}
+	m.restartLabel = label
+	if label == "" {
+		m.restart.Hide()
+		return
+	}
+	m.restart.SetTitle(label)
+	m.restart.Show()
 }
 
 func (m *systrayMenu) setProxy(on bool) {

@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
@@ -90,6 +91,9 @@ type updater struct {
 	st    UpdateStatus
 	on    bool          // the setting
 	wake  chan struct{} // the setting turned on
+	quit  func()        // closes the window (Restart); nil without one
+
+	restart atomic.Bool // Restart was asked: start again once the window has closed
 }
 
 func newUpdater(cfg UpdateConfig, version string, log *slog.Logger, publish func(UpdateStatus)) *updater {
@@ -227,6 +231,19 @@ func (u *updater) setEnabled(on bool) {
 		default:
 		}
 	}
+}
+
+// setQuitHook registers how to close the window (nil: no window).
+func (u *updater) setQuitHook(quit func()) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.quit = quit
+}
+
+func (u *updater) quitHook() func() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.quit
 }
 
 func (u *updater) enabled() bool {

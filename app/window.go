@@ -99,8 +99,10 @@ func instanceID(dataDir string) string {
 // the store or binding the proxy's port. It speaks the message Wails'
 // SingleInstanceLock listens for on Linux (the first instance's
 // OnSecondInstanceLaunch runs); elsewhere it returns false and the lock in
-// wails.Run does the same a little later.
+// wails.Run does the same a little later. A run started by Restart first
+// waits for the process it replaces to exit.
 func FocusRunningInstance(dataDir string) bool {
+	WaitForPredecessor()
 	if ok, _ := CanShowWindow(); !ok || runtime.GOOS != "linux" {
 		return false
 	}

@@ -147,6 +147,7 @@ type MenuItem struct {
 	Label       string
 	Type        string // "separator" or ""
 	Enabled     bool
+	Visible     bool
 	ToggleType  string // "checkmark", "radio" or ""
 	ToggleState int32  // 1 checked, 0 not, -1 unknown
 	Children    []MenuItem
@@ -196,7 +197,7 @@ func parseChildren(children []dbus.Variant) ([]MenuItem, error) {
 		id, _ := fields[0].(int32)                      //nolint:errcheck // checked by the type below
 		props, _ := fields[1].(map[string]dbus.Variant) //nolint:errcheck // nil when absent
 		kids, _ := fields[2].([]dbus.Variant)           //nolint:errcheck // nil when absent
-		m := MenuItem{ID: id, Enabled: true, ToggleState: -1}
+		m := MenuItem{ID: id, Enabled: true, Visible: true, ToggleState: -1}
 		for k, v := range props {
 			switch k {
 			case "label":
@@ -205,6 +206,8 @@ func parseChildren(children []dbus.Variant) ([]MenuItem, error) {
 				m.Type, _ = v.Value().(string)
 			case "enabled":
 				m.Enabled, _ = v.Value().(bool)
+			case "visible":
+				m.Visible, _ = v.Value().(bool)
 			case "toggle-type":
 				m.ToggleType, _ = v.Value().(string)
 			case "toggle-state":
@@ -227,10 +230,10 @@ func parseChildren(children []dbus.Variant) ([]MenuItem, error) {
 	return out, nil
 }
 
-// Find returns the first entry whose label starts with prefix.
+// Find returns the first visible entry whose label starts with prefix.
 func Find(menu []MenuItem, prefix string) (MenuItem, bool) {
 	for _, m := range menu {
-		if m.Type != "separator" && strings.HasPrefix(m.Label, prefix) {
+		if m.Type != "separator" && m.Visible && strings.HasPrefix(m.Label, prefix) {
 			return m, true
 		}
 	}

@@ -4,7 +4,7 @@
 // command read from stdin:
 //
 //	wait             wait for a tray icon to register: "ok SERVICE"
-//	menu             the menu's labels: "ok LABEL|LABEL|..." (checked toggles end in " [x]")
+//	menu             the visible entries' labels: "ok LABEL|LABEL|..." (checked toggles end in " [x]")
 //	click PREFIX     click the first entry whose label starts with PREFIX: "ok"
 //
 // Failures answer "error MESSAGE".
@@ -55,7 +55,7 @@ func main() {
 				}
 				var labels []string
 				for _, m := range menu {
-					if m.Type == "separator" {
+					if m.Type == "separator" || !m.Visible {
 						continue
 					}
 					if m.ToggleState == 1 {
