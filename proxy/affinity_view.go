@@ -19,7 +19,8 @@ func (p *Pool) SessionAccount(sessionID string, now time.Time) (acct Account, ok
 	}
 	for _, a := range p.accounts {
 		if a.ID == b.account {
-			a.Secret = "" // a view, never a key
+			// A view, never a key: Name() stays what it was (the label, else the masked key).
+			a.Label, a.Secret = a.Name(), ""
 			return a, true
 		}
 	}

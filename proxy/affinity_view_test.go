@@ -21,6 +21,10 @@ func TestSessionAccountViewsBindingWithoutRenewingIt(t *testing.T) {
 	if _, ok := p.SessionAccount("s1", t0.Add(affinityTTL)); ok {
 		t.Errorf("SessionAccount after the TTL = ok; want expired")
 	}
+	p.SetAccounts([]Account{{ID: picked.ID, Secret: "sk-ant-unlabelled-000000abcd", Enabled: true}})
+	if got, ok := p.SessionAccount("s1", t0.Add(time.Minute)); !ok || got.Name() != "sk-…abcd" || got.Secret != "" {
+		t.Errorf("unlabelled SessionAccount = %+v (name %q), %t; want the masked key as its name, no secret", got, got.Name(), ok)
+	}
 	if _, ok := p.SessionAccount("unknown", t0); ok {
 		t.Errorf("SessionAccount(unknown) = ok; want not bound")
 	}
