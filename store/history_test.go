@@ -415,3 +415,29 @@ func TestLateStartedRecordDoesNotRegressFinished(t *testing.T) {
 		t.Errorf("after a late started record: %+v, %v; want the finished row unchanged", got, err)
 	}
 }
+
+// TestHistoryMigrationUpgradesAnExistingDatabase opens a database as the previous version left
+// it (settings and accounts, no history tables) and checks 002 is applied with the data kept.
+func TestHistoryMigrationUpgradesAnExistingDatabase(t *testing.T) {
+	st, path := openTemp(t)
+	ctx := context.Background()
+	if _, err := st.SetSetting(ctx, "proxy.port", "9001"); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`DROP TABLE exchange_bodies`, `DROP TABLE exchange_compaction`, `DROP TABLE exchange_attempts`, `DROP TABLE exchanges`,
+		`DELETE FROM schema_migrations WHERE name = '002_history.sql'`,
+	} {
+		if _, err := st.db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	again, _ := openAt(t, path)
+	writeAll(t, again, fullExchange(1, testNow))
+	if _, err := again.Exchange(ctx, "lh_000001"); err != nil {
+		t.Errorf("history after the upgrade: %v", err)
+	}
+	if v, err := again.GetSetting(ctx, "proxy.port"); err != nil || v != "9001" {
+		t.Errorf("proxy.port after the upgrade = %q, %v; want 9001 kept", v, err)
+	}
+}
