@@ -40,7 +40,8 @@ test-frontend:
 
 test-e2e:
 	$(GO) build -trimpath -o $(HEADLESS_BIN) .
-	cd frontend && LONGHAUL_BIN=$(CURDIR)/$(HEADLESS_BIN) npm run test:e2e
+	$(GO) build -trimpath -o build/bin/scripted-upstream ./proxy/proxytest/cmd/scripted-upstream
+	cd frontend && LONGHAUL_BIN=$(CURDIR)/$(HEADLESS_BIN) SCRIPTED_UPSTREAM=$(CURDIR)/build/bin/scripted-upstream npm run test:e2e
 
 test-desktop: build
 	bash .ci/desktop-smoke.sh $(BIN) build/bin/desktop.png

@@ -69,9 +69,9 @@ export const en = {
     col: {
       time: 'Time',
       status: 'Status',
-      model: 'Model (requested → sent)',
+      model: 'Model (asked → sent)',
       account: 'Account',
-      tokens: 'Tokens in/out·cache',
+      tokens: 'Tokens in/out',
       ttfb: 'TTFB',
       duration: 'Duration',
       compaction: 'Compaction',

@@ -72,7 +72,7 @@ export const zhCN: Messages = {
       status: '状态',
       model: '模型（请求 → 发送）',
       account: '账户',
-      tokens: '令牌 入/出·缓存',
+      tokens: '令牌 入/出',
       ttfb: '首字节',
       duration: '耗时',
       compaction: '压缩',

@@ -13,6 +13,9 @@ export function layersOf(e: Exchange): string[] {
   return e.layers ?? []
 }
 
+const retries = 3
+const retryMs = 300
+
 export const useRequestStore = defineStore('request', () => {
   const exchange = shallowRef<Exchange | null>(null)
   const loading = ref(false)
@@ -32,7 +35,18 @@ export const useRequestStore = defineStore('request', () => {
     loading.value = true
     error.value = ''
     try {
-      const e = await backend.historyDetail(id)
+      // A row clicked the moment it finished may not be written yet (the recorder batches
+      // for up to 200 ms): try again briefly before saying so.
+      let e: Exchange | undefined
+      for (let attempt = 0; ; attempt++) {
+        try {
+          e = await backend.historyDetail(id)
+          break
+        } catch (err) {
+          if (attempt >= retries || mine !== seq) throw err
+          await new Promise((r) => setTimeout(r, retryMs))
+        }
+      }
       if (mine === seq) exchange.value = e
     } catch (err) {
       if (mine === seq) error.value = errorMessage(err)

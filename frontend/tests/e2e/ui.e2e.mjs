@@ -4,20 +4,29 @@
 //
 // It starts `$LONGHAUL_BIN --headless --data-dir <tmp> --port <free port> --ui-addr 127.0.0.1:0`,
 // reads "Longhaul UI: http://127.0.0.1:NNNNN/" from its stdout, opens that page and switches the
-// proxy off and on, checking the page, the live events and the proxy's /healthz each time.
+// proxy off and on, checking the page, the live events and the proxy's /healthz each time. Then,
+// against a scripted Anthropic upstream (proxy/proxytest/cmd/scripted-upstream), it adds an account
+// in the Accounts page, tests its key, disables and enables it; sets a tiny context limit in
+// Settings; sends a tool-loop request through the proxy and sees it in the live monitor within a
+// second; opens its detail and finds the diff labelled Layer-1; has L2 below L1 refused (in the
+// page and by the backend), saves a valid L2 and sees the next request run Layer-2; configures
+// Claude Code and undoes it; and renders every page in English and in Chinese, failing on any
+// missing message key. Screenshots of every page go to build/e2e-artifacts/.
 //
 // Environment:
 //   LONGHAUL_BIN        the backend binary (required)
 //   CHROMIUM            the browser (default /usr/bin/chromium)
 //   LONGHAUL_E2E_KEEP=1 keep the temporary folder (data dir, HOME, browser profile)
+//   SCRIPTED_UPSTREAM   a built scripted-upstream binary (default: `go run` it from the repo)
+//   E2E_ARTIFACTS       where screenshots go (default: <repo>/build/e2e-artifacts)
 //
-// Writes tests/e2e/out/ui.png (and ui-dark.png; failure.png when a step fails).
+// Writes <page>.png, <page>-zh.png, ui.png, ui-dark.png (and failure.png when a step fails).
 // Prints "N passed, N failed" and exits non-zero on any failure. Every wait is bounded.
 
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdir, mkdtemp, rm } from 'node:fs/promises'
-import { get as httpGet } from 'node:http'
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
+import { get as httpGet, request as httpRequest } from 'node:http'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -26,7 +35,8 @@ import { fileURLToPath } from 'node:url'
 import { chromium } from 'playwright-core'
 
 const here = dirname(fileURLToPath(import.meta.url))
-const outDir = join(here, 'out')
+const repoRoot = resolve(here, '../../..')
+const outDir = process.env.E2E_ARTIFACTS ? resolve(process.env.E2E_ARTIFACTS) : join(repoRoot, 'build/e2e-artifacts')
 const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium'
 const bin = process.env.LONGHAUL_BIN ? resolve(process.env.LONGHAUL_BIN) : ''
 const keepTmp = process.env.LONGHAUL_E2E_KEEP === '1'
@@ -34,7 +44,7 @@ const keepTmp = process.env.LONGHAUL_E2E_KEEP === '1'
 const startupMs = 30_000 // backend prints its UI address
 const stepMs = 20_000 // any one step
 const settleMs = 10_000 // listener opens/closes after the UI says so
-const totalMs = 180_000 // the whole run
+const totalMs = 300_000 // the whole run (a cold `go run` of the upstream included)
 const exitMs = 10_000 // backend exits after SIGTERM
 
 const chromiumArgs = [
@@ -249,6 +259,8 @@ const backendOutput = []
 
 /** @type {import('node:child_process').ChildProcess | undefined} */
 let child
+/** @type {import('node:child_process').ChildProcess | undefined} */
+let upstream
 /** @type {Promise<{code: number | null, signal: string | null}> | undefined} */
 let childExit
 /** @type {import('playwright-core').BrowserContext | undefined} */
@@ -258,6 +270,7 @@ let tmp = ''
 const watchdog = setTimeout(() => {
   console.log(`FAIL whole run took longer than ${totalMs} ms; killing everything`)
   if (child !== undefined) signal(child, 'SIGKILL')
+  if (upstream !== undefined) signal(upstream, 'SIGKILL')
   process.exit(1)
 }, totalMs)
 watchdog.unref()
@@ -267,6 +280,7 @@ for (const sig of /** @type {NodeJS.Signals[]} */ (['SIGINT', 'SIGTERM'])) {
   process.once(sig, () => {
     console.log(`\ninterrupted by ${sig}`)
     if (child !== undefined) signal(child, 'SIGKILL')
+    if (upstream !== undefined) signal(upstream, 'SIGKILL')
     process.exit(130)
   })
 }
@@ -374,7 +388,11 @@ async function main() {
     })
     await step('the second page shows Running again (live event)', () => expectText(w(), 'proxy-state', 'Running', 5000))
 
+    await pageSteps(p(), uiURL, port, home)
+
     await step('screenshots saved', async () => {
+      await p().goto(`${uiURL}#/monitor`, { waitUntil: 'load' })
+      await p().getByTestId('proxy-state').waitFor({ timeout: 5000 })
       await p().screenshot({ path: join(outDir, 'ui.png'), fullPage: true, timeout: 10_000 })
       await p().emulateMedia({ colorScheme: 'dark' })
       await p().screenshot({ path: join(outDir, 'ui-dark.png'), fullPage: true, timeout: 10_000 })
@@ -384,6 +402,10 @@ async function main() {
     await step('no uncaught errors in the page', async () => {
       if (pageErrors.length > 0) throw new Error(pageErrors.join('\n'))
     })
+    await step('no missing message key was logged', async () => {
+      const missing = consoleLines.filter((l) => l.includes('[i18n] missing') || l.includes('[intlify] Not found'))
+      if (missing.length > 0) throw new Error(missing.join('\n'))
+    })
   } finally {
     if (failed && page !== undefined) {
       await withTimeout(page.screenshot({ path: join(outDir, 'failure.png'), fullPage: true }), 10_000, 'failure screenshot').then(
@@ -392,6 +414,352 @@ async function main() {
       )
     }
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The pages against a scripted upstream
+
+const L2 = 'proxy.experimental.context_compression_threshold_l2'
+const L3 = 'proxy.experimental.context_compression_threshold_l3'
+const pageNames = ['monitor', 'sessions', 'dashboard', 'accounts', 'settings', 'connect']
+
+/**
+ * A Claude Code-like tool loop: 8 rounds of thinking + tool_use / tool_result. With the
+ * context limit of 3000 tokens set below, it is at ~74% before compaction; Layer 1 (keep 5
+ * rounds) brings it to ~46%: above an L2 of 0.42, below the default 0.55.
+ * @param {string} session
+ */
+function toolLoop(session) {
+  /** @type {unknown[]} */
+  const messages = [{ role: 'user', content: 'Find and fix the failing test in this repository.' }]
+  for (let i = 1; i <= 8; i++) {
+    messages.push({
+      role: 'assistant',
+      content: [
+        {
+          type: 'thinking',
+          thinking: `Round ${i}: I should read file ${i} to see what the test expects before changing anything.`,
+          signature: `EqSig${i}${'x'.repeat(40)}`,
+        },
+        { type: 'tool_use', id: `toolu_e2e_${i}`, name: 'read_file', input: { path: `src/file${i}.go` } },
+      ],
+    })
+    const body = `// file ${i}\n` + `line of code number ${i} `.repeat(40).slice(0, 800)
+    messages.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: `toolu_e2e_${i}`, content: body }] })
+  }
+  messages.push({ role: 'user', content: 'Go on.' })
+  return {
+    model: 'e2e-model',
+    max_tokens: 64,
+    stream: false,
+    metadata: { user_id: `user_e2e_account__session_${session}` },
+    messages,
+  }
+}
+
+/**
+ * POSTs JSON on a fresh connection and resolves with the status and body.
+ * @param {number} port
+ * @param {string} path
+ * @param {unknown} body
+ * @returns {Promise<{status: number, body: string}>}
+ */
+function postJSON(port, path, body) {
+  return new Promise((done, fail) => {
+    const data = JSON.stringify(body)
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        agent: false,
+        headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data), 'x-api-key': 'e2e' },
+        timeout: 10_000,
+      },
+      (res) => {
+        /** @type {Buffer[]} */
+        const chunks = []
+        res.on('data', (c) => chunks.push(c))
+        res.on('end', () => done({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }))
+        res.on('error', fail)
+      },
+    )
+    req.on('timeout', () => req.destroy(new Error('timeout')))
+    req.on('error', fail)
+    req.end(data)
+  })
+}
+
+/**
+ * Starts the scripted Anthropic upstream on a free port; resolves with its base URL.
+ * @returns {Promise<string>}
+ */
+async function startUpstream() {
+  const port = await freePort()
+  const addr = `127.0.0.1:${port}`
+  const bin = process.env.SCRIPTED_UPSTREAM
+  const [cmd, args] = bin
+    ? [resolve(bin), ['-addr', addr, '-gap', '5ms']]
+    : ['go', ['run', './proxy/proxytest/cmd/scripted-upstream', '-addr', addr, '-gap', '5ms']]
+  const proc = spawn(cmd, args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+  upstream = proc
+  const keep = (/** @type {string} */ prefix) => (/** @type {string} */ line) => backendOutput.push(prefix + line)
+  createInterface({ input: /** @type {import('node:stream').Readable} */ (proc.stderr) }).on('line', keep('[upstream] '))
+  const out = createInterface({ input: /** @type {import('node:stream').Readable} */ (proc.stdout) })
+  const ready = new Promise((ok) => out.on('line', (line) => line.includes('scripted Anthropic upstream on') && ok(undefined)))
+  const exited = new Promise((_, fail) => proc.once('exit', (code) => fail(new Error(`scripted upstream exited (code ${code})`))))
+  const spawnError = new Promise((_, fail) => proc.once('error', fail))
+  await withTimeout(Promise.race([ready, exited, spawnError]), 120_000, 'scripted upstream to start')
+  return `http://${addr}`
+}
+
+/**
+ * Goes to a page through the sidebar, like a person.
+ * @param {import('playwright-core').Page} page
+ * @param {string} name
+ */
+async function nav(page, name) {
+  await page.getByTestId(`nav-${name}`).click({ timeout: 5000 })
+  await until(
+    async () => (await page.locator('main').getAttribute('data-page', { timeout: 1000 })) === name,
+    5000,
+    () => `page ${name} did not open`,
+  )
+}
+
+/**
+ * Types into a number input and leaves it (its change handler runs on blur).
+ * @param {import('playwright-core').Locator} input
+ * @param {string} value
+ */
+async function typeAndLeave(input, value) {
+  await input.fill(value, { timeout: 5000 })
+  await input.press('Tab', { timeout: 5000 })
+}
+
+/**
+ * @param {import('playwright-core').Page} page
+ * @param {string} uiURL
+ */
+async function settingsJSON(page, uiURL) {
+  return page.evaluate(async (u) => (await fetch(new URL('longhaul/v1/settings', u))).json(), uiURL)
+}
+
+/**
+ * @param {import('playwright-core').Page} page
+ * @param {string} uiURL
+ */
+async function historyJSON(page, uiURL) {
+  return page.evaluate(async (u) => (await fetch(new URL('longhaul/v1/history?limit=10', u))).json(), uiURL)
+}
+
+/**
+ * Waits until the monitor shows a row that was not in `before`, and returns its id.
+ * @param {import('playwright-core').Page} page
+ * @param {Set<string>} before
+ * @param {number} ms
+ */
+async function newRow(page, before, ms) {
+  let id = ''
+  await until(
+    async () => {
+      const ids = await page.getByTestId('monitor-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-id') ?? ''))
+      id = ids.find((x) => x !== '' && !before.has(x)) ?? ''
+      return id !== ''
+    },
+    ms,
+    () => 'no new row in the monitor',
+  )
+  return id
+}
+
+/** @param {import('playwright-core').Page} page */
+async function rowIds(page) {
+  return new Set(await page.getByTestId('monitor-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-id') ?? '')))
+}
+
+/**
+ * @param {import('playwright-core').Page} page
+ * @param {string} uiURL
+ * @param {number} port
+ * @param {string} home
+ */
+async function pageSteps(page, uiURL, port, home) {
+  let upstreamURL = ''
+  await step(
+    'scripted upstream starts',
+    async () => {
+      upstreamURL = await startUpstream()
+      console.log(`     upstream at ${upstreamURL}`)
+    },
+    125_000,
+  )
+
+  await step('Accounts: add an account', async () => {
+    await nav(page, 'accounts')
+    await page.getByTestId('account-add').click({ timeout: 5000 })
+    await page.getByTestId('account-label').fill('e2e')
+    await page.getByTestId('account-base-url').fill(upstreamURL)
+    await page.getByTestId('account-save').click()
+    await expectText(page, 'account-key-error', 'must not be empty', 5000) // refused without a key, on the field
+    await page.getByTestId('account-key').fill('sk-test-e2e-local-0000-abcd')
+    await page.getByTestId('account-save').click()
+    await expectText(page, 'account-masked-key', 'sk-…abcd', 5000)
+    await expectText(page, 'proxy-accounts', '1', 5000)
+    const html = await page.content()
+    if (html.includes('sk-test-e2e-local')) throw new Error('the page shows the secret')
+  })
+  await step('Accounts: the key test reaches the upstream', async () => {
+    await page.getByTestId('account-test').click({ timeout: 5000 })
+    await until(
+      async () => ((await page.getByTestId('account-test-result').textContent({ timeout: 1000 })) ?? '').includes('Key works'),
+      10_000,
+      () => 'no "Key works"',
+    )
+  })
+  await step('Accounts: disable and enable', async () => {
+    await page.getByTestId('account-toggle').click({ timeout: 5000 })
+    await expectText(page, 'account-state', 'Disabled', 5000)
+    await page.getByTestId('account-toggle').click({ timeout: 5000 })
+    await expectText(page, 'account-state', 'Available', 5000)
+  })
+
+  await step('Settings: a 3000-token limit for e2e-*, L3 out of the way, no usage scaling', async () => {
+    await nav(page, 'settings')
+    await page.getByTestId('limit-new-pattern').fill('e2e-*', { timeout: 5000 })
+    await page.getByTestId('limit-new-tokens').fill('3000')
+    await page.getByTestId('limit-add').click()
+    await typeAndLeave(page.getByTestId(`input-${L3}`), '0.95')
+    await page.getByTestId('input-proxy.experimental.enable_usage_scaling').uncheck()
+    await page.getByTestId('settings-save').click()
+    await page.getByTestId('settings-saved').waitFor({ timeout: 5000 })
+    const v = await settingsJSON(page, uiURL)
+    const x = v.settings.proxy
+    if (x.context_limits['e2e-*'] !== 3000 || x.experimental.context_compression_threshold_l3 !== 0.95 || x.experimental.enable_usage_scaling) {
+      throw new Error(`stored settings: ${JSON.stringify(x)}`)
+    }
+  })
+
+  /** @type {string} */
+  let first = ''
+  await step('a request through the proxy appears in the live monitor within a second', async () => {
+    await nav(page, 'monitor')
+    await until(async () => (await page.getByText('Loading…').count()) === 0, 5000, () => 'monitor still loading')
+    const before = await rowIds(page)
+    const res = await postJSON(port, '/v1/messages', toolLoop('first'))
+    const t0 = Date.now()
+    if (res.status !== 200) throw new Error(`proxy answered ${res.status}: ${res.body.slice(0, 300)}`)
+    first = await newRow(page, before, 1000)
+    console.log(`     row ${first} shown ${Date.now() - t0} ms after the reply`)
+    await page.locator(`[data-testid=monitor-row][data-id="${first}"][data-state=finished]`).waitFor({ timeout: 5000 })
+    await page.locator(`[data-testid=monitor-row][data-id="${first}"] [data-layer="Layer-1"]`).waitFor({ timeout: 2000 })
+  })
+  await step('its detail shows the diff, labelled Layer-1', async () => {
+    await page.locator(`[data-testid=monitor-row][data-id="${first}"]`).click({ timeout: 5000 })
+    await page.getByTestId('compaction-steps').waitFor({ timeout: 5000 })
+    const removed = page.locator('[data-testid=diff-change][data-layer="Layer-1"][data-kind=removed]')
+    await removed.first().waitFor({ timeout: 5000 })
+    const n = await removed.count()
+    if (n !== 6) throw new Error(`${n} changes labelled Layer-1; want 6 (3 tool rounds of 2 messages)`)
+    const other = await page.locator('[data-testid=diff-change]:not([data-layer="Layer-1"])').count()
+    if (other !== 0) throw new Error(`${other} changes not labelled Layer-1 (only Layer-1 ran)`)
+    await page.getByTestId('body-tab-forwarded').click()
+    await page.screenshot({ path: join(outDir, 'request.png'), fullPage: true, timeout: 10_000 })
+  })
+
+  await step('Settings: L2 below L1 is refused (page and backend)', async () => {
+    await nav(page, 'settings')
+    const l2 = page.getByTestId(`input-${L2}`)
+    await typeAndLeave(l2, '0.3')
+    const msg = (await page.getByTestId(`error-${L2}`).textContent({ timeout: 5000 })) ?? ''
+    if (!msg.includes('L1')) throw new Error(`L2 error is ${JSON.stringify(msg)}`)
+    if ((await l2.inputValue()) !== '0.55') throw new Error(`L2 input shows ${await l2.inputValue()} after the refusal`)
+    if (!(await page.getByTestId('settings-save').isDisabled())) throw new Error('save is enabled with nothing to save')
+    const r = await page.evaluate(
+      async ([u, key]) => {
+        const res = await fetch(new URL('longhaul/v1/settings', String(u)), {
+          method: 'PUT',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ values: { [String(key)]: 0.3 } }),
+        })
+        return { status: res.status, body: await res.json() }
+      },
+      [uiURL, L2],
+    )
+    if (r.status !== 400 || r.body?.error?.fields?.[0]?.field !== L2) throw new Error(`backend answered ${r.status} ${JSON.stringify(r.body)}`)
+  })
+  await step('Settings: L2 = 0.42 is accepted', async () => {
+    await typeAndLeave(page.getByTestId(`input-${L2}`), '0.42')
+    if ((await page.getByTestId(`error-${L2}`).count()) !== 0) throw new Error('an error is still shown on L2')
+    await page.getByTestId('settings-save').click()
+    await page.getByTestId('settings-saved').waitFor({ timeout: 5000 })
+    const v = await settingsJSON(page, uiURL)
+    if (v.settings.proxy.experimental.context_compression_threshold_l2 !== 0.42) throw new Error(`stored L2 ${JSON.stringify(v.settings.proxy.experimental)}`)
+  })
+  await step('the next request uses the new L2 (Layer-2 fires)', async () => {
+    await nav(page, 'monitor')
+    await until(async () => (await page.getByText('Loading…').count()) === 0, 5000, () => 'monitor still loading')
+    const before = await rowIds(page)
+    const res = await postJSON(port, '/v1/messages', toolLoop('second'))
+    if (res.status !== 200) throw new Error(`proxy answered ${res.status}`)
+    const id = await newRow(page, before, 2000)
+    await page.locator(`[data-testid=monitor-row][data-id="${id}"] [data-layer="Layer-2"]`).waitFor({ timeout: 3000 })
+    const h = await historyJSON(page, uiURL)
+    /** @type {Record<string, string[]>} */
+    const layers = Object.fromEntries(h.exchanges.map((/** @type {{id: string, layers: string[]}} */ e) => [e.id, e.layers]))
+    if (JSON.stringify(layers[first]) !== '["Layer-1"]') throw new Error(`first request layers ${JSON.stringify(layers[first])}; want only Layer-1`)
+    if (!layers[id]?.includes('Layer-2')) throw new Error(`second request layers ${JSON.stringify(layers[id])}; want Layer-2`)
+  })
+
+  await step('Connect: configure Claude Code, then undo', async () => {
+    await nav(page, 'connect')
+    await page.getByTestId('claude-code-configure').click({ timeout: 5000 })
+    await until(
+      async () => ((await page.getByTestId('claude-code-state').textContent({ timeout: 1000 })) ?? '').includes('points at Longhaul'),
+      5000,
+      () => 'not shown as configured',
+    )
+    const file = join(home, '.claude', 'settings.json')
+    const doc = JSON.parse(await readFile(file, 'utf8'))
+    if (doc.env?.ANTHROPIC_BASE_URL !== `http://127.0.0.1:${port}`) throw new Error(`settings.json: ${JSON.stringify(doc)}`)
+    await page.getByTestId('claude-code-undo').click({ timeout: 5000 })
+    await until(async () => !existsSync(file), 5000, () => `${file} still exists after undo`)
+  })
+
+  await step('every page renders in English (screenshots)', async () => {
+    for (const name of pageNames) {
+      await nav(page, name)
+      await page.waitForTimeout(400)
+      await page.screenshot({ path: join(outDir, `${name}.png`), fullPage: true, timeout: 10_000 })
+    }
+    await nav(page, 'monitor')
+    await page.emulateMedia({ colorScheme: 'dark' })
+    await page.screenshot({ path: join(outDir, 'monitor-dark.png'), fullPage: true, timeout: 10_000 })
+    await page.emulateMedia({ colorScheme: 'light' })
+  })
+  await step('zh-CN: every page renders with no missing key', async () => {
+    await nav(page, 'settings')
+    await page.getByTestId('input-app.language').selectOption('zh-CN', { timeout: 5000 })
+    await page.getByTestId('settings-save').click()
+    await expectText(page, 'nav-monitor', '监控', 5000)
+    for (const name of pageNames) {
+      await nav(page, name)
+      await page.waitForTimeout(400)
+      await page.screenshot({ path: join(outDir, `${name}-zh.png`), fullPage: true, timeout: 10_000 })
+    }
+    await nav(page, 'monitor')
+    await page.locator('[data-testid=monitor-row]').first().click({ timeout: 5000 })
+    await page.getByTestId('diff').waitFor({ timeout: 5000 })
+    await page.screenshot({ path: join(outDir, 'request-zh.png'), fullPage: true, timeout: 10_000 })
+    const missing = await page.evaluate(() => window.__longhaulMissingKeys ?? ['(no record)'])
+    if (missing.length > 0) throw new Error(`missing keys: ${missing.join(', ')}`)
+    // Back to English for the rest of the run.
+    await nav(page, 'settings')
+    await page.getByTestId('input-app.language').selectOption('en', { timeout: 5000 })
+    await page.getByTestId('settings-save').click()
+    await expectText(page, 'nav-monitor', 'Monitor', 5000)
+  })
 }
 
 /**
@@ -451,6 +819,7 @@ function startBackend(port, dataDir, home) {
 }
 
 async function cleanup() {
+  if (upstream !== undefined && upstream.exitCode === null && upstream.signalCode === null) signal(upstream, 'SIGTERM')
   if (context !== undefined) {
     await withTimeout(context.close(), 10_000, 'browser close').catch((err) => console.log(`     browser close: ${err.message}`))
   }
