@@ -156,17 +156,24 @@ describe('sessions and dashboard helpers', () => {
     expect(nextLayer(0.9, t).layer).toBe('')
   })
 
-  it('turns time buckets into chart columns', () => {
+  it('turns time buckets into chart columns, zero where there was no traffic', () => {
     const row = { key: '', requests: 3, errors: 1, inputTokens: 10, outputTokens: 5, cacheReadTokens: 2, cacheWriteTokens: 1, tokensSaved: 7 }
     const s = series({
-      since: '',
-      until: '',
+      since: '2026-01-01T08:30:00Z',
+      until: '2026-01-01T10:15:00Z',
       bucket: 'hour',
       total: row,
       byAccount: [],
       byModel: [],
       byTime: [{ ...row, bucket: '2026-01-01T10:00:00Z' }],
     })
-    expect(s).toEqual({ x: [1767261600], requests: [3], errors: [1], tokensIn: [13], tokensOut: [5], saved: [7] })
+    expect(s).toEqual({
+      x: [1767254400, 1767258000, 1767261600],
+      requests: [0, 0, 3],
+      errors: [0, 0, 1],
+      tokensIn: [0, 0, 13],
+      tokensOut: [0, 0, 5],
+      saved: [0, 0, 7],
+    })
   })
 })
