@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -149,7 +150,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, co
 		s.countLocally(w, comp, ex, body.buf)
 		return
 	}
-	s.passOn(w, ex, last)
+	s.passOn(w, cfg, ex, last)
 }
 
 // countUnsupported reports an upstream answer that means "no token counting
@@ -235,7 +236,7 @@ func (s *Server) finish(ex *Exchange, status int, e *Error) {
 
 // passOn answers with the last upstream failure: its own status and body when
 // the upstream answered, 502 when it could not be reached.
-func (s *Server) passOn(w http.ResponseWriter, ex *Exchange, f *upstreamFailure) {
+func (s *Server) passOn(w http.ResponseWriter, cfg *Config, ex *Exchange, f *upstreamFailure) {
 	if f.status == 0 {
 		e := newError(http.StatusBadGateway, errAPI, "upstream unreachable: "+f.message())
 		if errors.Is(f.err, errFirstEventTimeout) {
@@ -250,6 +251,9 @@ func (s *Server) passOn(w http.ResponseWriter, ex *Exchange, f *upstreamFailure)
 	w.WriteHeader(f.status)
 	w.Write(f.body) //nolint:errcheck // client gone
 	ex.ErrorType, ex.ErrorMessage = f.errorType(), f.message()
+	if cfg.CaptureBodies {
+		ex.ReplyBody = bytes.Clone(capBody(f.body, cfg.MaxCaptureBytes, &ex.BodiesTruncated))
+	}
 	s.finish(ex, f.status, nil)
 }
 
@@ -318,7 +322,7 @@ func (s *Server) attempt(w http.ResponseWriter, r *http.Request, cfg *Config, ex
 	if isEventStream(resp.Header) {
 		return s.relayStream(ctx, w, cfg, ex, resp, deadline, body)
 	}
-	return s.relayBody(ctx, w, ex, resp)
+	return s.relayBody(ctx, w, cfg, ex, resp)
 }
 
 // outboundRequest builds the upstream request from the buffered body; the

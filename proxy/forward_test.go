@@ -514,3 +514,16 @@ func TestCountTokensFallsBackToTheEstimator(t *testing.T) {
 		t.Errorf("unknown model: status %d; want the upstream's 404", resp.StatusCode)
 	}
 }
+
+// An upstream error passed on to the client is kept as the reply body when
+// history captures bodies.
+func TestPassedOnErrorIsCaptured(t *testing.T) {
+	f := newFixture(t, Config{CaptureBodies: true, MaxAttempts: 1})
+	f.up.Enqueue(proxytest.ErrorReply(http.StatusBadRequest, "invalid_request_error", "max_tokens: too large"))
+	resp := f.post(t, "/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":999999,"messages":[{"role":"user","content":"hi"}]}`)
+	readAll(t, resp.Body)
+	ex := f.obs.last(t)
+	if ex.Status != http.StatusBadRequest || !strings.Contains(string(ex.ReplyBody), "max_tokens: too large") || len(ex.RequestBody) == 0 {
+		t.Errorf("exchange status %d reply %q request %d bytes; want the 400 body and the request kept", ex.Status, ex.ReplyBody, len(ex.RequestBody))
+	}
+}

@@ -242,14 +242,14 @@ func (u *Usage) merge(d Usage) {
 const maxTappedBody = 4 << 20
 
 // relayBody forwards a non-stream reply as it arrives and reads its usage.
-func (s *Server) relayBody(ctx context.Context, w http.ResponseWriter, ex *Exchange, resp *http.Response) (*upstreamFailure, bool) {
+func (s *Server) relayBody(ctx context.Context, w http.ResponseWriter, cfg *Config, ex *Exchange, resp *http.Response) (*upstreamFailure, bool) {
 	copyHeader(w.Header(), resp.Header)
 	w.WriteHeader(resp.StatusCode)
 	ex.Status = resp.StatusCode
 	ex.rateLimit = rateLimitHeaders(resp.Header)
 	ex.FirstByte = s.now()
 	tapped := &cappedBuffer{limit: maxTappedBody}
-	sink, keepReply := s.captureReply(tapped)
+	sink, keepReply := captureReply(cfg, tapped)
 	n, err := io.Copy(w, io.TeeReader(resp.Body, sink))
 	keepReply(ex)
 	ex.BytesOut = n

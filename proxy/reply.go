@@ -481,11 +481,8 @@ func (t *streamTap) keepReply() {
 }
 
 // captureReply adds a capped copy of a non-stream reply to the relay's tap
-// when history wants bodies, and returns what puts it on the exchange. The
-// relay is not handed its Config, so the current one decides; a capture
-// switched on or off mid-request is harmless.
-func (s *Server) captureReply(tap io.Writer) (io.Writer, func(*Exchange)) {
-	cfg := s.cfg.Load()
+// when history wants bodies, and returns what puts it on the exchange.
+func captureReply(cfg *Config, tap io.Writer) (io.Writer, func(*Exchange)) {
 	if !cfg.CaptureBodies {
 		return tap, func(*Exchange) {}
 	}

@@ -34,3 +34,11 @@ func TestCalibrationFactorsSurviveReopen(t *testing.T) {
 		t.Errorf("CalibrationFactors() after reopen = %v; want %v", got, want)
 	}
 }
+
+func TestNewDatabaseIsIncrementalFromTheStart(t *testing.T) {
+	st, _ := openTemp(t)
+	var mode int
+	if err := st.db.QueryRow(`PRAGMA auto_vacuum`).Scan(&mode); err != nil || mode != 2 {
+		t.Errorf("PRAGMA auto_vacuum of a new database = %d, %v; want 2 (INCREMENTAL) without a VACUUM", mode, err)
+	}
+}

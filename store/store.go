@@ -111,7 +111,10 @@ func dataSourceName(path string) (string, error) {
 	}
 	// Characters that mean something in a URI must be escaped in the path.
 	p = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(p)
-	return "file:" + p + "?_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)" +
+	// auto_vacuum only takes on a database without tables: it makes a new
+	// file INCREMENTAL from the start (history retention gives space back);
+	// an older file is switched once in the background (EnableIncrementalVacuum).
+	return "file:" + p + "?_pragma=auto_vacuum(INCREMENTAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)" +
 		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate", nil
 }
 
