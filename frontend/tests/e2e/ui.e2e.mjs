@@ -2,7 +2,8 @@
 //
 //   LONGHAUL_BIN=/path/to/longhaul npm run test:e2e
 //
-// It starts `$LONGHAUL_BIN --headless --data-dir <tmp> --port <free port> --ui-addr 127.0.0.1:0`,
+// It stores proxy.port = <free port> with `$LONGHAUL_BIN settings set`, starts
+// `$LONGHAUL_BIN --headless --data-dir <tmp> --ui-addr 127.0.0.1:0`,
 // reads "Longhaul UI: http://127.0.0.1:NNNNN/" from its stdout, opens that page and switches the
 // proxy off and on, checking the page, the live events and the proxy's /healthz each time. Then,
 // against a scripted Anthropic upstream (proxy/proxytest/cmd/scripted-upstream), it adds an account
@@ -23,7 +24,7 @@
 // Writes <page>.png, <page>-zh.png, ui.png, ui-dark.png (and failure.png when a step fails).
 // Prints "N passed, N failed" and exits non-zero on any failure. Every wait is bounded.
 
-import { spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { get as httpGet, request as httpRequest } from 'node:http'
@@ -727,6 +728,26 @@ async function pageSteps(page, uiURL, port, home) {
     await until(async () => !existsSync(file), 5000, () => `${file} still exists after undo`)
   })
 
+  await step('Settings: a new port applies without restart and the page shows it', async () => {
+    const newPort = await freePort()
+    await nav(page, 'settings')
+    await typeAndLeave(page.getByTestId('input-proxy.port'), String(newPort))
+    await page.getByTestId('settings-save').click()
+    await page.getByTestId('settings-saved').waitFor({ timeout: 5000 })
+    await until(
+      async () => ((await page.getByTestId('proxy-address').textContent({ timeout: 1000 })) ?? '').endsWith(`:${newPort}`),
+      5000,
+      () => `the sidebar does not show :${newPort}`,
+    )
+    const shown = (await page.getByTestId('settings-address').textContent()) ?? ''
+    if (!shown.includes(`:${newPort}`)) throw new Error(`settings shows ${JSON.stringify(shown)}`)
+    let last = /** @type {{status: number} | {error: string}} */ ({ error: 'not tried' })
+    await until(async () => 'status' in (last = await healthz(newPort)) && last.status === 200, settleMs, () => `new port: ${show(last)}`)
+    await until(async () => 'error' in (last = await healthz(port)) && last.error === 'ECONNREFUSED', settleMs, () => `old port: ${show(last)}`)
+    const res = await postJSON(newPort, '/v1/messages', toolLoop('after-port-change'))
+    if (res.status !== 200) throw new Error(`proxy on the new port answered ${res.status}`)
+  })
+
   await step('every page renders in English (screenshots)', async () => {
     for (const name of pageNames) {
       await nav(page, name)
@@ -784,7 +805,12 @@ function startBackend(port, dataDir, home) {
     XDG_CACHE_HOME: join(home, '.cache'),
     XDG_STATE_HOME: join(home, '.local/state'),
   })
-  const args = ['--headless', '--data-dir', dataDir, '--port', String(port), '--ui-addr', '127.0.0.1:0']
+  // The port is a stored setting (not --port, which would pin it for the run), so the page can
+  // change it later and the proxy rebinds.
+  const set = ['settings', 'set', 'proxy.port', String(port), '--data-dir', dataDir]
+  console.log(`     ${bin} ${set.join(' ')}`)
+  execFileSync(bin, set, { env, stdio: ['ignore', 'ignore', 'inherit'], timeout: startupMs })
+  const args = ['--headless', '--data-dir', dataDir, '--ui-addr', '127.0.0.1:0']
   console.log(`     ${bin} ${args.join(' ')}`)
   // Its own process group, so whatever it starts is stopped with it.
   const proc = spawn(bin, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
