@@ -201,6 +201,14 @@ export const en = {
     testFailed: 'Key test failed',
     testDetail: 'HTTP {status} in {ms} ms ({model})',
     quota: 'Quota (rate-limit headers)',
+    quotaLeft: '{remaining} of {limit} left',
+    quotaReset: 'resets {at}',
+    quotaKind: {
+      requests: 'Requests',
+      tokens: 'Tokens',
+      'input-tokens': 'Input tokens',
+      'output-tokens': 'Output tokens',
+    },
     coolingUntil: '{model}: cooling down until {until}',
     disabledReason: 'Disabled: {reason}',
     state: {

@@ -202,6 +202,14 @@ export const zhCN: Messages = {
     testFailed: '密钥测试失败',
     testDetail: 'HTTP {status}，{ms} 毫秒（{model}）',
     quota: '配额（限流响应头）',
+    quotaLeft: '剩余 {remaining} / {limit}',
+    quotaReset: '{at} 重置',
+    quotaKind: {
+      requests: '请求',
+      tokens: '令牌',
+      'input-tokens': '输入令牌',
+      'output-tokens': '输出令牌',
+    },
     coolingUntil: '{model}：冷却至 {until}',
     disabledReason: '已停用：{reason}',
     state: {

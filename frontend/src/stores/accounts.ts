@@ -22,6 +22,35 @@ export function inputFrom(a: AccountView): AccountInput {
   }
 }
 
+export interface QuotaRow {
+  /** requests, tokens, input-tokens, output-tokens (or whatever else the upstream sends). */
+  kind: string
+  limit: string
+  remaining: string
+  reset: string
+}
+
+/**
+ * quotaRows groups anthropic-ratelimit-* headers ("Anthropic-Ratelimit-Requests-Remaining",
+ * or already without the prefix) by what they count.
+ */
+export function quotaRows(rateLimit: Record<string, string> | undefined): QuotaRow[] {
+  const byKind = new Map<string, QuotaRow>()
+  for (const [name, value] of Object.entries(rateLimit ?? {})) {
+    const key = name.toLowerCase().replace(/^anthropic-ratelimit-/, '')
+    const m = /^(.*)-(limit|remaining|reset)$/.exec(key)
+    if (m === null) continue
+    const kind = m[1] as string
+    const field = m[2] as 'limit' | 'remaining' | 'reset'
+    const row = byKind.get(kind) ?? { kind, limit: '', remaining: '', reset: '' }
+    row[field] = value
+    byKind.set(kind, row)
+  }
+  const order = ['requests', 'tokens', 'input-tokens', 'output-tokens']
+  const rank = (k: string) => (order.includes(k) ? order.indexOf(k) : order.length)
+  return [...byKind.values()].sort((a, b) => rank(a.kind) - rank(b.kind) || a.kind.localeCompare(b.kind))
+}
+
 export const useAccountsStore = defineStore('accounts', () => {
   const accounts = ref<AccountView[]>([])
   const loading = ref(false)

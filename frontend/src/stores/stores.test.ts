@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { backend } from '../api/backend'
 import { ApiError } from '../api/types'
 import { exchange, settingsView } from '../testing/fixtures'
-import { useAccountsStore } from './accounts'
+import { quotaRows, useAccountsStore } from './accounts'
 import { series } from './dashboard'
 import { MAX_ROWS, matches, merge, useMonitorStore } from './monitor'
 import { nextLayer } from './sessions'
@@ -145,6 +145,23 @@ describe('accounts store', () => {
     expect(await a.save(0, { ...input, baseURL: 'https://api.anthropic.com' })).toBe(true)
     expect(a.accounts.map((x) => x.id)).toEqual([7])
     expect(a.fieldErrors).toEqual({})
+  })
+})
+
+describe('quota rows', () => {
+  it('groups the rate-limit headers by what they count', () => {
+    expect(
+      quotaRows({
+        'Anthropic-Ratelimit-Tokens-Remaining': '10',
+        'Anthropic-Ratelimit-Requests-Limit': '50',
+        'Anthropic-Ratelimit-Requests-Remaining': '49',
+        'requests-reset': '2026-01-01T00:00:00Z',
+        'Anthropic-Ratelimit-Unified-Status': 'allowed',
+      }),
+    ).toEqual([
+      { kind: 'requests', limit: '50', remaining: '49', reset: '2026-01-01T00:00:00Z' },
+      { kind: 'tokens', limit: '', remaining: '10', reset: '' },
+    ])
   })
 })
 
