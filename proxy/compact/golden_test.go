@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,10 +126,8 @@ func canonical(t testing.TB, b []byte) []byte {
 	return must(json.Marshal(v))
 }
 
-// checkValid asserts what the upstream validates and what must survive:
-// first message user, no empty content, every tool_result answered by a
-// tool_use in the previous assistant message and vice versa, and every
-// signature in the output present in the input.
+// checkValid asserts what the upstream validates and what must survive (see
+// validate).
 func checkValid(t testing.TB, in, out []byte) {
 	t.Helper()
 	for _, p := range validate(in, out) {
@@ -136,8 +135,44 @@ func checkValid(t testing.TB, in, out []byte) {
 	}
 }
 
+// validate checks out, the result of a step applied to the valid request in:
+// everything validateKept checks, plus what the upstream validates — first
+// message user; roles user, assistant or system; user and assistant
+// alternating (system messages aside) wherever the input did; no empty
+// content, no empty or blank text; every tool_use answered in the very next
+// message, which is a user message whose tool_result blocks come first and
+// answer only the tool_use blocks of the message before it; and a tool loop's
+// last assistant turn still starting with its thinking block.
 func validate(in, out []byte) []string {
+	probs := validateKept(in, out)
+	r, err := ParseRequest(out)
+	if err != nil {
+		return probs
+	}
+	orig, err := ParseRequest(in)
+	if err != nil {
+		return probs
+	}
+	probs = append(probs, shapeProblems(r.Messages)...)
+	if len(alternation(orig.Messages)) == 0 {
+		probs = append(probs, alternation(r.Messages)...)
+	}
+	if loopStartsWithThinking(orig.Messages) && anyThinking(r.Messages) && !loopStartsWithThinking(r.Messages) {
+		probs = append(probs, "the tool loop's last assistant turn lost its leading thinking block")
+	}
+	return probs
+}
+
+// validateKept checks what must hold whatever the input: out is JSON that
+// parses; its members other than messages are the input's, byte for byte and
+// in order; every thinking signature and redacted_thinking payload in it is
+// one of the input's, byte for byte; server tool and unknown blocks are the
+// input's; and there are no more cache_control breakpoints than before.
+func validateKept(in, out []byte) []string {
 	var probs []string
+	if !json.Valid(out) {
+		return []string{"output is not valid JSON"}
+	}
 	r, err := ParseRequest(out)
 	if err != nil {
 		return []string{"output does not parse: " + err.Error()}
@@ -146,50 +181,196 @@ func validate(in, out []byte) []string {
 	if err != nil {
 		return []string{"input does not parse: " + err.Error()}
 	}
-	sigs := map[string]bool{}
+	var im, om []string
+	for i, m := range orig.members {
+		if i != orig.msgIndex {
+			im = append(im, string(m.key)+":"+string(m.val))
+		}
+	}
+	for i, m := range r.members {
+		if i != r.msgIndex {
+			om = append(om, string(m.key)+":"+string(m.val))
+		}
+	}
+	if strings.Join(im, ",") != strings.Join(om, ",") {
+		probs = append(probs, "top-level members other than messages changed")
+	}
+	opaque := map[string]bool{} // signatures, redacted data, server and unknown blocks
 	for _, m := range orig.Messages {
 		for _, b := range m.Blocks {
-			if s := b.Signature(); s != "" {
-				sigs[s] = true
+			for _, k := range opaqueParts(b) {
+				opaque[k] = true
 			}
 		}
 	}
-	ms := r.Messages
+	for i, m := range r.Messages {
+		for _, b := range m.Blocks {
+			for _, k := range opaqueParts(b) {
+				if !opaque[k] {
+					probs = append(probs, fmt.Sprintf("message %d: %.120s is not the input's", i, k))
+				}
+			}
+		}
+	}
+	if a, b := bytes.Count(in, []byte(`"cache_control"`)), bytes.Count(out, []byte(`"cache_control"`)); b > a {
+		probs = append(probs, fmt.Sprintf("cache_control breakpoints %d -> %d", a, b))
+	}
+	return probs
+}
+
+// opaqueParts are the parts of a block a step must never alter.
+func opaqueParts(b Block) []string {
+	switch b.Type {
+	case "thinking":
+		if s := b.f[fSignature]; s != nil {
+			return []string{"signature " + string(s)}
+		}
+	case "redacted_thinking":
+		return []string{"redacted_thinking " + string(b.f[fData])}
+	case "text", "image", "document", "tool_use", "tool_result":
+	default:
+		return []string{string(b.raw)}
+	}
+	return nil
+}
+
+// shapeProblems lists what the upstream would reject in msgs, roles apart.
+func shapeProblems(ms []Message) []string {
+	var probs []string
 	if len(ms) == 0 {
 		return []string{"no messages"}
 	}
 	if ms[0].Role != "user" {
 		probs = append(probs, "first message is "+ms[0].Role)
 	}
-	pending := map[string]bool{} // tool_use ids awaiting results
-	for i, m := range ms {
-		if m.IsString && m.Text() == "" || !m.IsString && len(m.Blocks) == 0 {
-			probs = append(probs, "empty message at "+itoa(i))
-		}
+	blank := func(s string) bool { return strings.TrimSpace(s) == "" }
+	for i := range ms {
+		m := &ms[i]
 		switch m.Role {
-		case "assistant":
-			if len(pending) > 0 {
-				probs = append(probs, "unanswered tool_use before message "+itoa(i))
-			}
-			pending = map[string]bool{}
-			for _, b := range m.Blocks {
-				if b.Type == "tool_use" {
-					pending[b.ID()] = true
+		case "user", "assistant", "system":
+		default:
+			probs = append(probs, fmt.Sprintf("message %d has role %q", i, m.Role))
+		}
+		if m.IsString && blank(m.Text()) || !m.IsString && len(m.Blocks) == 0 {
+			probs = append(probs, fmt.Sprintf("message %d is empty", i))
+		}
+		afterOther := false
+		for _, b := range m.Blocks {
+			switch b.Type {
+			case "text":
+				if blank(b.Text()) {
+					probs = append(probs, fmt.Sprintf("message %d has a blank text block", i))
 				}
-				if s := b.Signature(); s != "" && !sigs[s] {
-					probs = append(probs, "signature not from the input at "+itoa(i))
+			case "tool_result":
+				if afterOther {
+					probs = append(probs, fmt.Sprintf("message %d: tool_result after other content", i))
 				}
-			}
-		case "user":
-			for _, b := range m.Blocks {
-				if b.Type == "tool_result" {
-					if !pending[b.ToolUseID()] {
-						probs = append(probs, "tool_result "+b.ToolUseID()+" without its tool_use at "+itoa(i))
+				if inner, isString, err := b.ContentBlocks(); err == nil && !isString {
+					for _, ib := range inner {
+						if ib.Type == "text" && blank(ib.Text()) {
+							probs = append(probs, fmt.Sprintf("message %d: blank text in tool_result %s", i, b.ToolUseID()))
+						}
 					}
-					delete(pending, b.ToolUseID())
 				}
+			}
+			if b.Type != "tool_result" {
+				afterOther = true
+			}
+		}
+		uses := toolUses(m)
+		if m.Role == "assistant" && len(uses) > 0 {
+			if i+1 == len(ms) || ms[i+1].Role != "user" {
+				probs = append(probs, fmt.Sprintf("message %d: tool_use not followed by a user message", i))
+			} else {
+				answered := map[string]bool{}
+				for _, b := range ms[i+1].Blocks {
+					if b.Type == "tool_result" {
+						answered[b.ToolUseID()] = true
+					}
+				}
+				for id := range uses {
+					if !answered[id] {
+						probs = append(probs, fmt.Sprintf("message %d: tool_use %s unanswered in the next message", i, id))
+					}
+				}
+			}
+		}
+		if m.Role == "user" {
+			var prev map[string]bool
+			if i > 0 && ms[i-1].Role == "assistant" {
+				prev = toolUses(&ms[i-1])
+			}
+			seen := map[string]bool{}
+			for _, b := range m.Blocks {
+				if b.Type != "tool_result" {
+					continue
+				}
+				id := b.ToolUseID()
+				if !prev[id] {
+					probs = append(probs, fmt.Sprintf("message %d: tool_result %s without its tool_use in the message before", i, id))
+				}
+				if seen[id] {
+					probs = append(probs, fmt.Sprintf("message %d: tool_result %s twice", i, id))
+				}
+				seen[id] = true
 			}
 		}
 	}
 	return probs
+}
+
+func toolUses(m *Message) map[string]bool {
+	ids := map[string]bool{}
+	for _, b := range m.Blocks {
+		if b.Type == "tool_use" {
+			ids[b.ID()] = true
+		}
+	}
+	return ids
+}
+
+// alternation lists user/user and assistant/assistant neighbours, system
+// messages aside.
+func alternation(ms []Message) []string {
+	var probs []string
+	prev := ""
+	for i := range ms {
+		role := ms[i].Role
+		if role == "system" {
+			continue
+		}
+		if role == prev {
+			probs = append(probs, fmt.Sprintf("message %d: two %s messages in a row", i, role))
+		}
+		prev = role
+	}
+	return probs
+}
+
+// loopStartsWithThinking reports whether ms ends in a tool loop (the last
+// user message carries tool results) whose assistant turn opens with a
+// thinking block.
+func loopStartsWithThinking(ms []Message) bool {
+	for i := len(ms) - 1; i > 0; i-- {
+		if ms[i].Role != "user" {
+			continue
+		}
+		if !hasToolResult(&ms[i]) || ms[i-1].Role != "assistant" || len(ms[i-1].Blocks) == 0 {
+			return false
+		}
+		t := ms[i-1].Blocks[0].Type
+		return t == "thinking" || t == "redacted_thinking"
+	}
+	return false
+}
+
+func anyThinking(ms []Message) bool {
+	for i := range ms {
+		for _, b := range ms[i].Blocks {
+			if b.Type == "thinking" || b.Type == "redacted_thinking" {
+				return true
+			}
+		}
+	}
+	return false
 }

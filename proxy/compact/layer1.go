@@ -1,5 +1,7 @@
 package compact
 
+import "strings"
+
 // Layer-1 defaults (SPEC §4).
 const DefaultKeepToolRounds = 5
 
@@ -146,7 +148,8 @@ func removedCount(rs []round) int {
 
 // removeRounds drops the complete rounds among rs (incomplete ones are left
 // alone: removing them could orphan a tool_use or tool_result). User text
-// that shared a message with a removed tool_result is kept.
+// that shared a message with a removed tool_result is kept: it joins the
+// user message before the removed round, so turns still alternate.
 func removeRounds(msgs []Message, rs []round) []Message {
 	drop := map[int]bool{}
 	strip := map[int]map[string]bool{}
@@ -160,8 +163,10 @@ func removeRounds(msgs []Message, rs []round) []Message {
 		}
 	}
 	out := make([]Message, 0, len(msgs))
+	joined := false
 	for i, m := range msgs {
 		if drop[i] {
+			joined = true
 			continue
 		}
 		if ids := strip[i]; ids != nil {
@@ -177,7 +182,10 @@ func removeRounds(msgs []Message, rs []round) []Message {
 			}
 			m.SetBlocks(keep)
 		}
-		out = append(out, m)
+		out = appendTurn(out, m, joined)
+		if m.Role != "system" {
+			joined = false
+		}
 	}
 	// The first message must stay a user message: drop any leading
 	// assistant turn a removal exposed.
@@ -187,10 +195,10 @@ func removeRounds(msgs []Message, rs []round) []Message {
 	return out
 }
 
-// hasContent reports whether blocks hold something besides empty text.
+// hasContent reports whether blocks hold something besides blank text.
 func hasContent(bs []Block) bool {
 	for _, b := range bs {
-		if b.Type != "text" || b.Text() != "" {
+		if b.Type != "text" || strings.TrimSpace(b.Text()) != "" {
 			return true
 		}
 	}

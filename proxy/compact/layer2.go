@@ -48,35 +48,37 @@ func ElideThinking(r *Request, protect int) int {
 }
 
 // Purify removes thinking and redacted_thinking blocks from every message,
-// for a model without thinking support. A message left empty is dropped;
-// the first message stays a user message. It returns the blocks removed.
+// for a model without thinking support. A message left empty is dropped, and
+// the turns on either side of it, now of one role, are joined; the first
+// message stays a user message. It returns the blocks removed.
 func Purify(r *Request) int {
 	n := 0
-	out := r.Messages[:0:0]
+	var out []Message
+	joined := false
 	for _, m := range r.Messages {
-		if m.IsString {
-			out = append(out, m)
-			continue
-		}
-		var keep []Block
-		removed := 0
-		for _, b := range m.Blocks {
-			if b.Type == "thinking" || b.Type == "redacted_thinking" {
-				removed++
-				continue
+		if !m.IsString {
+			var keep []Block
+			removed := 0
+			for _, b := range m.Blocks {
+				if b.Type == "thinking" || b.Type == "redacted_thinking" {
+					removed++
+					continue
+				}
+				keep = append(keep, b)
 			}
-			keep = append(keep, b)
+			if removed > 0 {
+				n += removed
+				if len(keep) == 0 {
+					joined = true
+					continue
+				}
+				m.SetBlocks(keep)
+			}
 		}
-		if removed == 0 {
-			out = append(out, m)
-			continue
+		out = appendTurn(out, m, joined)
+		if m.Role != "system" {
+			joined = false
 		}
-		n += removed
-		if len(keep) == 0 {
-			continue
-		}
-		m.SetBlocks(keep)
-		out = append(out, m)
 	}
 	for len(out) > 0 && out[0].Role == "assistant" {
 		out = out[1:]

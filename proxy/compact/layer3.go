@@ -154,7 +154,11 @@ func (l *Layer3) Resume(r *Request, session string) (int, bool) {
 	if !ok || e.covers >= len(msgs) || e.hash != l.prefixHash(msgs[:e.covers]) {
 		return 0, false
 	}
-	r.Messages = buildFork(e.summary, msgs[e.covers:])
+	fork, ok := makesRoom(e.summary, msgs, e.covers)
+	if !ok {
+		return 0, false
+	}
+	r.Messages = fork
 	return e.covers, true
 }
 
@@ -171,7 +175,11 @@ func (l *Layer3) Extend(ctx context.Context, r *Request, orig []Message, session
 	hist := History{System: r.System, LatestSignature: LatestSignature(orig[:tail]), Messages: orig[:tail]}
 	if e, ok := l.cache.get(session); ok && session != "" && e.covers <= tail && e.hash == l.prefixHash(orig[:e.covers]) {
 		if e.covers == tail {
-			r.Messages = buildFork(e.summary, orig[tail:])
+			fork, ok := makesRoom(e.summary, orig, tail)
+			if !ok {
+				return Layer3Result{}, nil
+			}
+			r.Messages = fork
 			return Layer3Result{Summarized: tail, CacheHit: true}, nil
 		}
 		head := buildFork(e.summary, nil)
@@ -191,8 +199,28 @@ func (l *Layer3) Extend(ctx context.Context, r *Request, orig []Message, session
 	if session != "" {
 		l.cache.put(session, summaryEntry{covers: tail, hash: l.prefixHash(orig[:tail]), summary: s})
 	}
-	r.Messages = buildFork(s, orig[tail:])
+	fork, ok := makesRoom(s, orig, tail)
+	if !ok {
+		return Layer3Result{}, nil
+	}
+	r.Messages = fork
 	return Layer3Result{Summarized: tail}, nil
+}
+
+// makesRoom builds the fork that puts summary in place of msgs[:covers] and
+// reports whether it is smaller. A summary no shorter than the history it
+// stands for makes no room and has lost detail: the request is better left
+// as it is (the pipeline then sees that the pressure did not drop).
+func makesRoom(summary string, msgs []Message, covers int) ([]Message, bool) {
+	fork := buildFork(summary, msgs[covers:])
+	size := func(ms []Message) int {
+		n := 0
+		for i := range ms {
+			n += len(ms[i].Raw()) + 1 // and a comma
+		}
+		return n
+	}
+	return fork, size(fork[:len(fork)-len(msgs[covers:])]) < size(msgs[:covers])
 }
 
 // withSignature makes sure the summary names the latest signature; the
@@ -227,14 +255,19 @@ func forkHead(msgs []Message) int {
 	return 1
 }
 
-// tailStart is the index of the first message kept verbatim.
+// tailStart is the index of the first message kept verbatim: the client's
+// last user message, or the start of its tool round when it carries tool
+// results. What follows it (a system message, an assistant prefill) stays
+// too, so the fork still ends the way the client's request did.
 func tailStart(msgs []Message) int {
-	n := len(msgs)
-	if n == 0 {
+	last := len(msgs) - 1
+	for last >= 0 && msgs[last].Role != "user" {
+		last--
+	}
+	if last <= 0 {
 		return 0
 	}
-	last := n - 1
-	if msgs[last].Role == "user" && hasToolResult(&msgs[last]) {
+	if hasToolResult(&msgs[last]) {
 		for _, rd := range findRounds(msgs) {
 			if rd.start < last && last < rd.end {
 				return rd.start

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // A small JSON scanner over raw bytes. The compaction engine reads a request
@@ -211,17 +212,71 @@ func unquote(raw []byte) string {
 	return s
 }
 
-// quote encodes s as a JSON string without HTML escaping, as the API's own
-// clients send "<" and ">" literally.
+// quote encodes s as a JSON string the way the API's own clients write it:
+// only '"', '\\' and control characters are escaped ("<", ">", "&" and
+// U+2028 stay as they are), each in its shortest form. A string the engine
+// rewrites is therefore never longer than any encoding of the same text the
+// client sent, and shortening a text never lengthens the request. Invalid
+// UTF-8 becomes U+FFFD, as with encoding/json.
 func quote(s string) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(s); err != nil {
-		// A Go string always encodes (invalid UTF-8 becomes U+FFFD).
-		panic("compact: encode string: " + err.Error())
+	const hex = "0123456789abcdef"
+	buf := make([]byte, 0, len(s)+2)
+	buf = append(buf, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r != utf8.RuneError || size != 1 {
+				i += size
+				continue
+			}
+			buf = append(buf, s[start:i]...)
+			buf = append(buf, "\ufffd"...)
+			i++
+			start = i
+			continue
+		}
+		buf = append(buf, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			buf = append(buf, '\\', c)
+		case '\n':
+			buf = append(buf, '\\', 'n')
+		case '\r':
+			buf = append(buf, '\\', 'r')
+		case '\t':
+			buf = append(buf, '\\', 't')
+		case '\b':
+			buf = append(buf, '\\', 'b')
+		case '\f':
+			buf = append(buf, '\\', 'f')
+		default:
+			buf = append(buf, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+		}
+		i++
+		start = i
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	buf = append(buf, s[start:]...)
+	return append(buf, '"')
+}
+
+// memberValue returns the raw value of obj's member name, nil when absent.
+func memberValue(obj []byte, name string) []byte {
+	var val []byte
+	if eachMember(obj, func(k, v []byte) error {
+		if keyIs(k, name) {
+			val = v
+		}
+		return nil
+	}) != nil {
+		return nil
+	}
+	return val
 }
 
 type member struct{ key, val []byte }

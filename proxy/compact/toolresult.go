@@ -15,6 +15,7 @@ const (
 	DefaultSnapshotHead       = 8_000
 	DefaultSnapshotTail       = 4_000
 	truncReserve              = 64 // room for the truncation note, so a second pass is a no-op
+	snapshotReserve           = 96 // room for the snapshot note
 	minNoticePreview          = 200
 )
 
@@ -44,6 +45,15 @@ func NewCompressor(o CompressorOptions) *Compressor {
 	def(&o.LargeChars, DefaultLargeChars)
 	def(&o.SnapshotHead, DefaultSnapshotHead)
 	def(&o.SnapshotTail, DefaultSnapshotTail)
+	// Limits too small to hold their own notes would make the output grow, or
+	// shrink again on the next request (no longer a fixed point, which breaks
+	// prompt caching): raise them to what the notes need.
+	o.MaxChars = max(o.MaxChars, 2*truncReserve)
+	o.LargeChars = max(o.LargeChars, 2*truncReserve)
+	if room := o.LargeChars - snapshotReserve; o.SnapshotHead+o.SnapshotTail > room {
+		o.SnapshotHead = room * o.SnapshotHead / (o.SnapshotHead + o.SnapshotTail)
+		o.SnapshotTail = room - o.SnapshotHead
+	}
 	return &Compressor{o: o}
 }
 
@@ -126,22 +136,25 @@ func (c *Compressor) toolResult(b Block, last bool, st *CompressStats) (Block, b
 		switch ib.Type {
 		case "image":
 			if last {
-				continue
+				break
 			}
-			if note, ok := imageReplacement(ib); ok {
-				inner[i] = TextBlock(note)
+			if nb, ok := imageReplacement(ib); ok {
+				inner[i] = nb
 				st.Images++
 				changed = true
 			}
 		case "text":
-			s := ib.Text()
-			ns, ok := c.text(s, max(budget, truncReserve*2), last, st)
-			if ok {
+			if ns, ok := c.text(ib.Text(), max(budget, truncReserve*2), last, st); ok {
 				if nb, err := ib.With("text", quote(ns)); err == nil {
-					inner[i], s, changed = nb, ns, true
+					inner[i], changed = nb, true
 				}
 			}
-			budget -= utf8.RuneCountInString(s)
+		}
+		// Every text as it leaves, an image's note included, uses up the
+		// budget: the next request sees the note as text, and must cut at
+		// the same place.
+		if inner[i].Type == "text" {
+			budget -= utf8.RuneCountInString(inner[i].Text())
 		}
 	}
 	if !changed {
@@ -151,11 +164,14 @@ func (c *Compressor) toolResult(b Block, last bool, st *CompressStats) (Block, b
 	return nb, err == nil
 }
 
-// imageReplacement describes a base64 image so the model knows one was there.
-func imageReplacement(b Block) (string, bool) {
+// imageReplacement is a text block that describes a base64 image, so the
+// model knows one was there. It keeps the image's cache_control breakpoint,
+// and is used only when smaller than the image (a tiny image costs less than
+// its description).
+func imageReplacement(b Block) (Block, bool) {
 	src := b.Source()
 	if src == nil {
-		return "", false
+		return b, false
 	}
 	var typ, media, data []byte
 	if eachMember(src, func(k, v []byte) error {
@@ -169,10 +185,17 @@ func imageReplacement(b Block) (string, bool) {
 		}
 		return nil
 	}) != nil || unquote(typ) != "base64" {
-		return "", false // url and file images cost nothing to carry
+		return b, false // url and file images cost nothing to carry
 	}
 	kb := (len(data)*3/4 + 1023) / 1024
-	return fmt.Sprintf("[image removed by Longhaul to save context: %s, %d KB]", unquote(media), kb), true
+	nb := TextBlock(fmt.Sprintf("[image removed by Longhaul to save context: %s, %d KB]", unquote(media), kb))
+	if cc := memberValue(b.raw, "cache_control"); cc != nil {
+		var err error
+		if nb, err = nb.With("cache_control", cc); err != nil {
+			return b, false
+		}
+	}
+	return nb, len(nb.raw) < len(b.raw)
 }
 
 // text applies the content rules then the hard cap to one tool-result text.
@@ -186,7 +209,9 @@ func (c *Compressor) text(s string, budget int, last bool, st *CompressStats) (s
 	}
 	if len(s) > c.o.LargeChars { // bytes ≥ characters: a cheap first cut
 		if looksHTML(s) {
-			if ns := stripHTML(s); ns != s {
+			// A page of nothing but styles and scripts keeps them: a blank
+			// text is not a valid block, and the cap below still applies.
+			if ns := stripHTML(s); ns != s && strings.TrimSpace(ns) != "" {
 				s = ns
 				st.HTML++
 			}
@@ -200,15 +225,18 @@ func (c *Compressor) text(s string, budget int, last bool, st *CompressStats) (s
 	}
 	if len(s) > budget {
 		if n := utf8.RuneCountInString(s); n > budget {
-			keep := budget - truncReserve
-			s = prefixRunes(s, keep) + fmt.Sprintf("\n...[truncated %d chars]", n-keep)
+			kept := prefixRunes(s, budget-truncReserve)
+			s = kept + fmt.Sprintf("\n...[truncated %d chars]", n-utf8.RuneCountInString(kept))
 			st.Truncated++
 		}
 	}
 	return s, s != orig
 }
 
-// prefixRunes returns the first n characters of s, never splitting a rune.
+// prefixRunes returns at most the first n characters of s, cut where a
+// reader sees a character boundary: never inside a UTF-8 sequence, nor
+// between an emoji and its modifiers, joiners or flag partner, nor before a
+// combining mark (see atBoundary).
 func prefixRunes(s string, n int) string {
 	if n <= 0 {
 		return ""
@@ -218,24 +246,78 @@ func prefixRunes(s string, n int) string {
 		_, size := utf8.DecodeRuneInString(s[i:])
 		i += size
 	}
+	for i < len(s) && i > 0 && !atBoundary(s, i) {
+		_, size := utf8.DecodeLastRuneInString(s[:i])
+		i -= size
+	}
 	return s[:i]
 }
 
-// suffixRunes returns the last n characters of s.
+// suffixRunes returns at most the last n characters of s, cut as prefixRunes cuts.
 func suffixRunes(s string, n int) string {
 	i := len(s)
 	for k := 0; k < n && i > 0; k++ {
 		_, size := utf8.DecodeLastRuneInString(s[:i])
 		i -= size
 	}
+	for i > 0 && i < len(s) && !atBoundary(s, i) {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
 	return s[i:]
 }
 
+// atBoundary reports whether s[:i] and s[i:] split s between two
+// user-perceived characters: i starts a rune that does not extend the one
+// before it (combining mark, variation selector, skin-tone modifier, keycap,
+// emoji tag, or anything after a zero-width joiner), and does not split a
+// flag's pair of regional indicators. A cheap subset of Unicode's grapheme
+// rules: enough for the CJK, accented and emoji text tools print.
+func atBoundary(s string, i int) bool {
+	if !utf8.RuneStart(s[i]) {
+		return false
+	}
+	next, _ := utf8.DecodeRuneInString(s[i:])
+	prev, _ := utf8.DecodeLastRuneInString(s[:i])
+	switch {
+	case prev == zwj, extendsCharacter(next):
+		return false
+	case isRegionalIndicator(prev) && isRegionalIndicator(next):
+		n := 0
+		for j := i; j > 0; {
+			r, size := utf8.DecodeLastRuneInString(s[:j])
+			if !isRegionalIndicator(r) {
+				break
+			}
+			n++
+			j -= size
+		}
+		return n%2 == 0
+	}
+	return true
+}
+
+const zwj = 0x200D
+
+func extendsCharacter(r rune) bool {
+	switch {
+	case r >= 0x0300 && r <= 0x036F, // combining diacritical marks
+		r == zwj,
+		r >= 0xFE00 && r <= 0xFE0F,   // variation selectors (emoji presentation)
+		r >= 0x1F3FB && r <= 0x1F3FF, // skin-tone modifiers
+		r == 0x20E3,                  // combining enclosing keycap
+		r >= 0xE0020 && r <= 0xE007F: // emoji tag sequences (subdivision flags)
+		return true
+	}
+	return false
+}
+
+func isRegionalIndicator(r rune) bool { return r >= 0x1F1E6 && r <= 0x1F1FF }
+
 func headTail(s string, n, head, tail int) string {
-	omitted := n - head - tail
-	return prefixRunes(s, head) +
-		fmt.Sprintf("\n...[snapshot truncated by Longhaul: %d chars omitted]...\n", omitted) +
-		suffixRunes(s, tail)
+	h, t := prefixRunes(s, head), suffixRunes(s, tail)
+	omitted := n - utf8.RuneCountInString(h) - utf8.RuneCountInString(t)
+	return h + fmt.Sprintf("\n...[snapshot truncated by Longhaul: %d chars omitted]...\n", omitted) + t
 }
 
 // savedLine finds Claude Code's "<persisted-output> Output too large (…).
@@ -277,13 +359,23 @@ var (
 
 // stripHTML removes what a model never needs from a page: styles, scripts and
 // inline base64 payloads (noted, so the model knows something was there).
+//
+// It repeats until nothing is left to remove: a removal can join the pieces
+// of a new match ("<sty<style>…</style>le>"), and the result must be a fixed
+// point, or the next request would strip it again. Every round shortens s.
 func stripHTML(s string) string {
-	s = htmlStyle.ReplaceAllString(s, "")
-	s = htmlScript.ReplaceAllString(s, "")
-	return base64Frag.ReplaceAllStringFunc(s, func(m string) string {
-		i := strings.Index(m, ";base64,")
-		return fmt.Sprintf("%s[base64 omitted: %d chars]", m[:i+len(";base64,")], len(m)-i-len(";base64,"))
-	})
+	for {
+		ns := htmlStyle.ReplaceAllString(s, "")
+		ns = htmlScript.ReplaceAllString(ns, "")
+		ns = base64Frag.ReplaceAllStringFunc(ns, func(m string) string {
+			i := strings.Index(m, ";base64,")
+			return fmt.Sprintf("%s[base64 omitted: %d chars]", m[:i+len(";base64,")], len(m)-i-len(";base64,"))
+		})
+		if ns == s {
+			return s
+		}
+		s = ns
+	}
 }
 
 // looksSnapshot recognises browser/accessibility snapshots (Playwright MCP

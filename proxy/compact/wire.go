@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // Request is a Messages API request read as spans of the client's bytes.
@@ -68,6 +69,9 @@ func ParseRequest(body []byte) (*Request, error) {
 	r := &Request{body: body, msgIndex: -1}
 	_, err := walkObject(body, 0, func(k []byte, vi int) (int, error) {
 		if keyIs(k, "messages") && vi < len(body) && body[vi] == '[' {
+			// A repeated key: decoders (and so the upstream) keep the last
+			// value, so the engine must edit that one and only that one.
+			r.Messages = r.Messages[:0]
 			ve, err := walkArray(body, vi, func(ei int) (int, error) {
 				msg, end, err := parseMessageAt(body, ei)
 				msg.index = len(r.Messages)
@@ -106,6 +110,10 @@ func ParseRequest(body []byte) (*Request, error) {
 func parseMessageAt(b []byte, i int) (Message, int, error) {
 	var m Message
 	end, err := walkObject(b, i, func(k []byte, vi int) (int, error) {
+		if keyIs(k, "content") {
+			// A repeated key: the last value is the one that counts.
+			m.Blocks, m.IsString, m.text = nil, false, nil
+		}
 		switch {
 		case keyIs(k, "content") && vi < len(b) && b[vi] == '[':
 			return walkArray(b, vi, func(ei int) (int, error) {
@@ -338,6 +346,48 @@ func joinLines(parts []string) string {
 		buf.WriteString(p)
 	}
 	return buf.String()
+}
+
+// appendTurn appends m to msgs. When a step removed messages just before m
+// (joined) and the last user or assistant message in msgs has m's role, m is
+// merged into that message instead: the upstream wants user and assistant
+// turns to alternate (system messages aside), and a removal must not leave
+// two turns of one role side by side, nor lose what m says. System messages
+// in between stay where they are, after the merged turn.
+func appendTurn(msgs []Message, m Message, joined bool) []Message {
+	if !joined || m.Role == "system" {
+		return append(msgs, m)
+	}
+	k := len(msgs) - 1
+	for k >= 0 && msgs[k].Role == "system" {
+		k--
+	}
+	if k < 0 || msgs[k].Role != m.Role || !m.hasContent() || !msgs[k].hasContent() {
+		return append(msgs, m)
+	}
+	// Blocks, not one joined string: each part keeps its own bytes (and any
+	// cache_control it carries).
+	p := &msgs[k]
+	if bs := append(p.contentBlocks(), m.contentBlocks()...); len(bs) > 0 {
+		p.SetBlocks(bs)
+	}
+	return msgs
+}
+
+// hasContent reports whether the content is a string or blocks (not absent,
+// null or anything else a merge could not carry).
+func (m *Message) hasContent() bool { return m.IsString || m.Blocks != nil }
+
+// contentBlocks returns a fresh slice of the content as blocks; a string
+// content becomes one text block, or none when it is blank.
+func (m *Message) contentBlocks() []Block {
+	if !m.IsString {
+		return append([]Block(nil), m.Blocks...)
+	}
+	if t := m.Text(); strings.TrimSpace(t) != "" {
+		return []Block{TextBlock(t)}
+	}
+	return nil
 }
 
 // NewMessage builds a message with string content.
