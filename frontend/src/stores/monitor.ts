@@ -13,7 +13,16 @@ export const MAX_ROWS = 2000
 /** Rows asked for per page. */
 export const PAGE = 200
 
-export type MonitorFilter = Pick<HistoryQuery, 'status' | 'model' | 'account' | 'session' | 'route' | 'compacted' | 'q'>
+export type MonitorFilter = Pick<HistoryQuery, 'status' | 'model' | 'account' | 'session' | 'route' | 'compacted' | 'q' | 'since'>
+
+/** Time ranges of the monitor's "since" filter, in minutes ('' = everything kept). */
+export const sinceRanges: Record<string, number> = { '15m': 15, '1h': 60, '24h': 24 * 60, '7d': 7 * 24 * 60 }
+
+/** sinceFor turns a range name into the RFC 3339 time it starts at ('' for none). */
+export function sinceFor(range: string, now = Date.now()): string {
+  const minutes = sinceRanges[range]
+  return minutes === undefined ? '' : new Date(now - minutes * 60_000).toISOString()
+}
 
 const failedOutcomes = ['client_cancelled', 'upstream_error']
 
@@ -43,6 +52,7 @@ export function matches(e: Exchange, f: MonitorFilter): boolean {
   if (f.account && e.accountName !== f.account && String(e.accountID) !== f.account) return false
   if (f.session && e.sessionID !== f.session) return false
   if (f.route && e.route !== f.route) return false
+  if (f.since && Date.parse(e.start) < Date.parse(f.since)) return false
   if (f.compacted === 'true' && (e.layers?.length ?? 0) === 0) return false
   if (f.q) {
     const q = f.q.toLowerCase()

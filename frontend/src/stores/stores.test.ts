@@ -65,6 +65,8 @@ describe('monitor store', () => {
     expect(matches(failed, { compacted: 'true' })).toBe(false)
     expect(matches(failed, { q: 'OVERLOADED' })).toBe(true)
     expect(matches(ok, { q: 'nothing-like-it' })).toBe(false)
+    expect(matches(exchange({ start: '2026-01-01T10:00:00Z' }), { since: '2026-01-01T09:00:00Z' })).toBe(true)
+    expect(matches(exchange({ start: '2026-01-01T08:00:00Z' }), { since: '2026-01-01T09:00:00Z' })).toBe(false)
   })
 
   it('holds live updates while paused and applies them on resume', async () => {
