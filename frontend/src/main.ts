@@ -1,3 +1,4 @@
+import './lib/locale-shim'
 import { createPinia } from 'pinia'
 import { createApp } from 'vue'
 import App from './App.vue'
