@@ -27,6 +27,8 @@ export function HistoryStats(arg1:Record<string, string>):Promise<store.Stats>;
 
 export function ResetSettings(arg1:Array<string>):Promise<app.SettingsView>;
 
+export function Restart():Promise<void>;
+
 export function SessionPressure(arg1:string):Promise<app.Pressure>;
 
 export function SetAccountEnabled(arg1:number,arg2:boolean):Promise<app.AccountView>;

@@ -50,6 +50,10 @@ export function ResetSettings(arg1) {
   return window['go']['app']['System']['ResetSettings'](arg1);
 }
 
+export function Restart() {
+  return window['go']['app']['System']['Restart']();
+}
+
 export function SessionPressure(arg1) {
   return window['go']['app']['System']['SessionPressure'](arg1);
 }
