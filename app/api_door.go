@@ -25,6 +25,8 @@ import (
 //	GET    /longhaul/v1/clients/claude-code         ClaudeCodeConfig
 //	POST   /longhaul/v1/clients/claude-code         configure → ClaudeCodeConfig
 //	POST   /longhaul/v1/clients/claude-code/undo    restore the newest backup → ClaudeCodeConfig
+//	GET    /longhaul/v1/update                      UpdateStatus (self-update)
+//	POST   /longhaul/v1/update/check                check now (and install) → UpdateStatus
 //
 // Errors are {"error": {"message": "…", "fields": [{"field": "…", "message": "…"}]}}, fields
 // present for validation errors (400), so the UI shows each message on its field.
@@ -124,6 +126,18 @@ func (a *App) apiRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /longhaul/v1/clients/claude-code/undo", func(w http.ResponseWriter, r *http.Request) {
 		v, err := a.UndoClaudeCode(r.Context())
 		reply(w, v, err)
+	})
+
+	mux.HandleFunc("GET /longhaul/v1/update", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, a.UpdateStatus())
+	})
+	mux.HandleFunc("POST /longhaul/v1/update/check", func(w http.ResponseWriter, r *http.Request) {
+		st, err := a.CheckForUpdates(r.Context())
+		if errors.Is(err, ErrUpdatesOff) {
+			writeDoorError(w, http.StatusConflict, st.Message+" ("+err.Error()+")")
+			return
+		}
+		reply(w, st, err)
 	})
 }
 

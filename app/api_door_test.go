@@ -81,4 +81,10 @@ func TestAPIDoorSettingsAccountsAndErrors(t *testing.T) {
 	if code, _ = do("GET", "/longhaul/v1/clients/claude-code", ""); code != 200 {
 		t.Errorf("claude-code status = %d", code)
 	}
+	if code, v = do("GET", "/longhaul/v1/update", ""); code != 200 || v["state"] != "off" {
+		t.Errorf("update status = %d %v; want 200, off (no release source in tests)", code, v)
+	}
+	if code, _ = do("POST", "/longhaul/v1/update/check", "{}"); code != 409 {
+		t.Errorf("update check with updates off = %d; want 409", code)
+	}
 }

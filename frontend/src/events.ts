@@ -10,3 +10,6 @@ export const PROXY_STATUS = 'proxy:status'
  * previous batch (about every 250 ms). A new subscriber may get the last batch again.
  */
 export const HISTORY_EXCHANGES = 'history:exchanges'
+
+/** Payload: UpdateStatus. Emitted when self-update's state changes (app/update.go). */
+export const UPDATE_STATUS = 'update:status'

@@ -13,6 +13,7 @@ import type {
   Session,
   SettingsView,
   Stats,
+  UpdateStatus,
 } from './models'
 import { currentDoor } from './system'
 
@@ -50,6 +51,12 @@ export const backend = {
   claudeCodeStatus: () => call<ClaudeCodeConfig>('ClaudeCodeStatus'),
   configureClaudeCode: () => call<ClaudeCodeConfig>('ConfigureClaudeCode'),
   undoClaudeCode: () => call<ClaudeCodeConfig>('UndoClaudeCode'),
+
+  updateStatus: () => call<UpdateStatus>('UpdateStatus'),
+  checkForUpdates: () => call<UpdateStatus>('CheckForUpdates'),
+  /** Only the window can restart itself. */
+  canRestart: () => currentDoor().kind === 'wails',
+  restart: () => call<unknown>('Restart'),
 }
 
 export type Backend = typeof backend

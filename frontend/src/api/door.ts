@@ -216,6 +216,8 @@ export const httpRoutes: Record<string, (...args: unknown[]) => HttpCall> = {
   ClaudeCodeStatus: () => ({ method: 'GET', path: `${api}/clients/claude-code` }),
   ConfigureClaudeCode: () => ({ method: 'POST', path: `${api}/clients/claude-code`, body: {} }),
   UndoClaudeCode: () => ({ method: 'POST', path: `${api}/clients/claude-code/undo`, body: {} }),
+  UpdateStatus: () => ({ method: 'GET', path: `${api}/update` }),
+  CheckForUpdates: () => ({ method: 'POST', path: `${api}/update/check`, body: {} }),
 }
 
 export interface HttpDoorOptions {

@@ -272,3 +272,16 @@ export interface ClaudeCodeConfig {
 export function isZeroTime(t: string | undefined | null): boolean {
   return t === undefined || t === null || t === '' || t.startsWith('0001-01-01')
 }
+
+export interface UpdateStatus {
+  /** off, idle, checking, up-to-date, downloading, ready (restart to finish), error. */
+  state: string
+  message: string
+  current: string
+  latest?: string
+  /** The release source, owner/name. */
+  source?: string
+  signed: boolean
+  checkedAt?: string
+  error?: string
+}

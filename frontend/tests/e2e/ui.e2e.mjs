@@ -748,6 +748,12 @@ async function pageSteps(page, uiURL, port, home) {
     if (res.status !== 200) throw new Error(`proxy on the new port answered ${res.status}`)
   })
 
+  await step('Settings: self-update says it is off (no release source in this build)', async () => {
+    await nav(page, 'settings')
+    await page.locator('[data-testid=update-state][data-state=off]').waitFor({ timeout: 5000 })
+    if (!(await page.getByTestId('update-check').isDisabled())) throw new Error('"Check now" is enabled while updates are off')
+  })
+
   await step('every page renders in English (screenshots)', async () => {
     for (const name of pageNames) {
       await nav(page, name)
