@@ -130,6 +130,7 @@ func (a *App) Run(ctx context.Context) {
 	wg.Go(func() { a.publishRequestCounts(ctx) })
 	wg.Go(func() { a.persistRevocations(ctx) })
 	wg.Go(func() { a.runHistory(ctx) })
+	wg.Go(func() { a.persistCalibration(ctx) })
 	wg.Go(func() { a.updates.run(ctx) })
 	wg.Wait()
 }
