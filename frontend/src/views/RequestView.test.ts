@@ -1,0 +1,66 @@
+import { createPinia } from 'pinia'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { createApp } from 'vue'
+import { i18n } from '../i18n'
+import { exchange } from '../testing/fixtures'
+import RequestView from './RequestView.vue'
+
+afterEach(() => {
+  delete window.go
+  document.body.innerHTML = ''
+})
+
+function body(rounds: number[], thinking = 'thinking about it at length') {
+  const messages: unknown[] = [{ role: 'user', content: 'Fix it.' }]
+  for (const i of rounds) {
+    messages.push({
+      role: 'assistant',
+      content: [
+        { type: 'thinking', thinking, signature: `s${i}` },
+        { type: 'tool_use', id: `t${i}`, name: 'read', input: {} },
+      ],
+    })
+    messages.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: `t${i}`, content: `r${i}` }] })
+  }
+  return JSON.stringify({ model: 'm', messages })
+}
+
+describe('RequestView', () => {
+  it('shows steps, attempts and the diff labelled by layer', async () => {
+    const e = exchange({
+      id: 'lh_1',
+      layers: ['Layer-1', 'Layer-2'],
+      compaction: [
+        { layer: 'Layer-1', tokensBefore: 900, tokensAfter: 600, rawBefore: 0, rawAfter: 0, items: 1, durationNs: 1000, cacheHit: false },
+        { layer: 'Layer-2', tokensBefore: 600, tokensAfter: 550, rawBefore: 0, rawAfter: 0, items: 1, durationNs: 1000, cacheHit: false },
+      ],
+      attempts: [{ accountID: 1, accountName: 'work', status: 200, error: '', start: '', durationNs: 5e6 }],
+      hasBodies: true,
+      bodies: {
+        request: body([1, 2, 3]),
+        forwarded: JSON.stringify({
+          model: 'm',
+          messages: [
+            { role: 'user', content: 'Fix it.' },
+            ...JSON.parse(body([2], '...')).messages.slice(1),
+            ...JSON.parse(body([3])).messages.slice(1),
+          ],
+        }),
+        reply: '{"type":"message"}',
+      },
+    })
+    const detail = vi.fn(async () => e)
+    window.go = { app: { System: { Status: vi.fn(), SetProxyEnabled: vi.fn(), HistoryDetail: detail } } }
+    const el = document.createElement('div')
+    document.body.appendChild(el)
+    const app = createApp(RequestView, { id: 'lh_1' }).use(createPinia()).use(i18n)
+    app.mount(el)
+    await vi.waitFor(() => expect(el.querySelectorAll('[data-testid=diff-change]').length).toBeGreaterThan(0))
+    expect(detail).toHaveBeenCalledWith('lh_1')
+    const labels = [...el.querySelectorAll('[data-testid=diff-change]')].map((c) => `${c.getAttribute('data-layer')}:${c.getAttribute('data-kind')}`)
+    expect(labels).toEqual(['Layer-1:removed', 'Layer-1:removed', 'Layer-2:changed'])
+    expect(el.querySelectorAll('[data-testid=compaction-steps] tbody tr')).toHaveLength(2)
+    expect(el.querySelector('[data-testid=attempts]')?.textContent).toContain('work')
+    app.unmount()
+  })
+})
