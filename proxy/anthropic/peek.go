@@ -635,6 +635,11 @@ func quietBlocks(b []byte, i int) int {
 	return len(b) - len(p) + 2
 }
 
+// StringEnd returns the index of the quote that closes the JSON string
+// whose opening quote is b[start-1], or -1 if b holds none. It is the peek's
+// SWAR scan, for other raw-byte readers of requests (the compaction engine).
+func StringEnd(b []byte, start int) int { return scanString(b, start, start) }
+
 // evenBackslashes reports whether the run of backslashes ending just before
 // b[k] (and starting no earlier than b[start]) has even length, i.e. whether a
 // quote at b[k] is unescaped.

@@ -2,6 +2,7 @@ package compact
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -132,14 +133,19 @@ func textTokens(b []byte) float64 {
 	var latin, cjk, wide int
 	i := 0
 	for i < len(b) {
-		// Eight ASCII bytes at a time: the common case in code and logs.
-		if i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:])&0x8080808080808080 == 0 {
-			latin += 8
-			i += 8
-			continue
-		}
-		c := b[i]
-		if c < utf8.RuneSelf {
+		if i+8 <= len(b) {
+			// Eight bytes at a time: all ASCII (the common case in code and
+			// logs), or the ASCII run before the first non-ASCII byte.
+			m := binary.LittleEndian.Uint64(b[i:]) & 0x8080808080808080
+			if m == 0 {
+				latin += 8
+				i += 8
+				continue
+			}
+			k := bits.TrailingZeros64(m) >> 3
+			latin += k
+			i += k
+		} else if b[i] < utf8.RuneSelf {
 			latin++
 			i++
 			continue

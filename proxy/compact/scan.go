@@ -1,6 +1,8 @@
 package compact
 
 import (
+	"longhaul/proxy/anthropic"
+
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -33,23 +35,13 @@ func skipWS(b []byte, i int) int {
 
 // skipString returns the index just past the string that starts at b[i] == '"'.
 func skipString(b []byte, i int) (int, error) {
-	j := i + 1
-	for {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return 0, syntaxErr("unterminated string", i)
-		}
-		j += k
-		// The quote is escaped when an odd number of backslashes precede it.
-		n := 0
-		for p := j - 1; p > i && b[p] == '\\'; p-- {
-			n++
-		}
-		j++
-		if n%2 == 0 {
-			return j, nil
-		}
+	// The peek's word-at-a-time scan: code in tool results is dense in
+	// escaped quotes, where stopping at every quote would dominate.
+	end := anthropic.StringEnd(b, i+1)
+	if end < 0 {
+		return 0, syntaxErr("unterminated string", i)
 	}
+	return end + 1, nil
 }
 
 // skipValue returns the index just past the value that starts at b[i].
