@@ -25,6 +25,8 @@ if [ "$purpose" = test ]; then
   packages+=(chromium xvfb xauth dbus dbus-x11 xdotool x11-utils imagemagick curl)
   # The desktop smoke test closes the window as a window manager would (python3 + libX11).
   packages+=(python3)
+  # ...and signs a release for the self-update run.
+  packages+=(openssl)
 fi
 missing=()
 for p in "${packages[@]}"; do

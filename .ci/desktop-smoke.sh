@@ -3,7 +3,7 @@
 # that the window opens, the proxy serves, and the window's toggle (the Wails
 # bindings, end to end) turns the proxy off. Usage: desktop-smoke.sh BINARY OUT.png
 # Then the desktop shell: --minimized, single instance, the tray next to the
-# window, close to the tray, remembered size and position.
+# window, close to the tray, remembered size and position, self-update.
 set -euo pipefail
 bin=$(realpath "$1")
 shot=$(realpath -m "${2:-build/bin/desktop.png}")
@@ -44,6 +44,21 @@ x.XSendEvent(d, int(sys.argv[1]), 0, 0, ctypes.byref(ev))
 x.XFlush(d)
 x.XCloseDisplay(d)
 PY
+
+# Self-update on the real app: v1.0.0 built with a loopback release source and
+# a signing key; the release v2.0.0 as a release workflow would publish it.
+root=$(cd "$(dirname "$0")/.." && pwd)
+(cd "$root" && go build -o "$work/fakerelease" ./app/internal/releasetest/cmd/fakerelease)
+mkdir -p "$work/upd/install" "$work/upd/v2" "$work/upd/rel"
+openssl ecparam -name prime256v1 -genkey -noout -out "$work/upd/key.pem"
+openssl ec -in "$work/upd/key.pem" -pubout -out "$work/upd/pub.pem" 2>/dev/null
+rport=$(shuf -i 45001-60000 -n 1)
+updflags="-X main.updateRepo=acme/longhaul -X main.updateAPI=http://127.0.0.1:$rport/api/v3/ -X main.updateKey=$(base64 -w0 "$work/upd/pub.pem")"
+(cd "$root" && go build -tags desktop,production,webkit2_41 -trimpath -ldflags "-X main.version=1.0.0 $updflags" -o "$work/upd/install/longhaul" .)
+(cd "$root" && go build -tags desktop,production,webkit2_41 -trimpath -ldflags "-X main.version=2.0.0 $updflags" -o "$work/upd/v2/longhaul" .)
+asset="longhaul_2.0.0_$(go env GOOS)_$(go env GOARCH).tar.gz"
+tar -C "$work/upd/v2" -czf "$work/upd/rel/$asset" longhaul
+(cd "$work/upd/rel" && sha256sum "$asset" >checksums.txt && openssl dgst -sha256 -sign "$work/upd/key.pem" -out checksums.txt.sig checksums.txt)
 
 inner="$work/inner.sh"
 cat > "$inner" <<INNER
@@ -151,6 +166,7 @@ wait_proxy() { # \$1: up or down
 app=\$!
 wait_proxy up || fail "the proxy did not start (tray run)"
 wait_visible yes || fail "no window (tray run)"
+sleep 1 # let the window settle where the last run left it before moving it
 item=\$(tray wait) || fail "the tray icon did not register: \$item"
 menu=\$(tray menu) || fail "tray menu: \$menu"
 case "\$menu" in "Listening on 127.0.0.1:$port · "*"|Proxy on [x]|Open window|Quit") ;; *) fail "tray menu is \$menu";; esac
@@ -174,7 +190,6 @@ r=\$(tray click "Quit") || fail "tray click: \$r"
 for i in \$(seq 1 40); do kill -0 \$app 2>/dev/null || break; sleep 0.25; done
 kill -0 \$app 2>/dev/null && fail "the tray's Quit did not quit"
 wait \$app || fail "the app quit from the tray with status \$?"
-exec 3>&-
 "$bin" --data-dir "$work/longhaul" --port $port >"$work/app.log" 2>&1 &
 app=\$!
 wait_visible yes || fail "no window (geometry run)"
@@ -184,5 +199,32 @@ case "\$geometry" in *"Position: 20,30 "*"Geometry: 1000x700"*) ;; *) fail "wind
 kill \$app
 wait \$app || true
 echo "desktop smoke: tray menu and toggle work next to the window; close hid it to the tray; Open window and Quit worked; size and position restored"
+
+# Self-update: 1.0.0 checks at start, installs 2.0.0 in its own place and
+# offers the restart in the tray; the restart brings up 2.0.0.
+"$work/fakerelease" -repo acme/longhaul -tag v2.0.0 -dir "$work/upd/rel" -addr 127.0.0.1:$rport >"$work/fakerelease.log" 2>&1 &
+release=\$!
+"$work/upd/install/longhaul" --data-dir "$work/upd/data" --port $port >"$work/app.log" 2>&1 &
+app=\$!
+item=\$(tray wait) || fail "the tray icon did not register (update run): \$item"
+for i in \$(seq 1 150); do
+  menu=\$(tray menu) || fail "tray menu: \$menu"
+  case "\$menu" in *"|Restart to update (version 2.0.0)|"*) break;; esac
+  sleep 0.2
+done
+case "\$menu" in *"|Restart to update (version 2.0.0)|"*) ;; *) kill \$release; fail "no restart offered after 30s: \$menu";; esac
+[ "\$("$work/upd/install/longhaul" --version)" = "longhaul 2.0.0" ] || fail "the installed binary is not 2.0.0"
+[ -z "\$(ls -A "$work/upd/install" | grep -v '^longhaul\$')" ] || fail "update leftovers: \$(ls -A "$work/upd/install")"
+r=\$(tray click "Restart to update") || fail "tray click: \$r"
+for i in \$(seq 1 80); do kill -0 \$app 2>/dev/null || break; sleep 0.25; done
+kill -0 \$app 2>/dev/null && fail "Restart did not end the old process"
+wait \$app || fail "the old process exited with \$?"
+wait_proxy up || fail "the restarted app does not serve"
+wait_visible yes || fail "the restarted app shows no window"
+app=\$(pgrep -f "^$work/upd/install/longhaul --data-dir" | head -n1)
+[ -n "\$app" ] || fail "no restarted process"
+kill \$app; kill \$release
+exec 3>&-
+echo "desktop smoke: 1.0.0 installed 2.0.0 (checksums and signature verified), offered the restart in the tray and came back as 2.0.0"
 INNER
 xvfb-run -a -s "-screen 0 1280x900x24" dbus-run-session -- bash "$inner"

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/signal"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/wailsapp/wails/v2"
 	"github.com/wailsapp/wails/v2/pkg/options"
@@ -51,15 +53,16 @@ func (a *App) CheckForUpdates(ctx context.Context) (UpdateStatus, error) {
 // desktopWindow is the window's lifecycle: shown once positioned, hidden to
 // the tray on close, geometry remembered, focused by a second launch.
 type desktopWindow struct {
-	app      *App
-	hidden   bool // start hidden (--minimized, app.start_minimized)
-	geometry windowGeometry
-	restore  bool // geometry was saved by an earlier run
+	app    *App
+	hidden bool // start hidden (--minimized, app.start_minimized)
 
-	mu       sync.Mutex
-	ctx      context.Context // the Wails context, once started
-	shown    sync.Once
-	quitting atomic.Bool // Quit from the tray: close for real
+	mu        sync.Mutex
+	ctx       context.Context // the Wails context, once started
+	geometry  windowGeometry  // where the window is (last known)
+	restore   bool            // geometry is known: saved by an earlier run, or since
+	concealed bool            // hidden (started hidden, or closed to the tray)
+	shown     sync.Once
+	quitting  atomic.Bool // Quit from the tray, a signal: close for real
 }
 
 func (w *desktopWindow) context() context.Context {
@@ -71,36 +74,58 @@ func (w *desktopWindow) context() context.Context {
 	return w.ctx
 }
 
+// place puts the window where it was, if that is on a screen.
+func (w *desktopWindow) place(ctx context.Context) {
+	w.mu.Lock()
+	g, known := w.geometry, w.restore
+	w.mu.Unlock()
+	if !known {
+		return
+	}
+	screens, err := wailsruntime.ScreenGetAll(ctx)
+	for _, s := range screens {
+		if err == nil && (s.IsCurrent || s.IsPrimary) && g.onScreen(s.Size.Width, s.Size.Height) {
+			wailsruntime.WindowSetPosition(ctx, g.X, g.Y)
+			break
+		}
+	}
+	if g.Maximised {
+		wailsruntime.WindowMaximise(ctx)
+	}
+}
+
 // domReady positions the window where it was and shows it, unless it starts hidden.
 func (w *desktopWindow) domReady(ctx context.Context) {
 	w.shown.Do(func() {
-		if w.restore {
-			screens, err := wailsruntime.ScreenGetAll(ctx)
-			for _, s := range screens {
-				if err == nil && (s.IsCurrent || s.IsPrimary) && w.geometry.onScreen(s.Size.Width, s.Size.Height) {
-					wailsruntime.WindowSetPosition(ctx, w.geometry.X, w.geometry.Y)
-					break
-				}
-			}
-			if w.geometry.Maximised {
-				wailsruntime.WindowMaximise(ctx)
-			}
-		}
+		w.place(ctx)
 		if !w.hidden {
+			w.setConcealed(false)
 			wailsruntime.WindowShow(ctx)
 		}
 	})
 }
 
-// show brings the window to the front (tray "Open window", a second launch).
+func (w *desktopWindow) setConcealed(v bool) (was bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	was, w.concealed = w.concealed, v
+	return was
+}
+
+// show brings the window to the front (tray "Open window", a second launch),
+// where it was when it was hidden.
 func (w *desktopWindow) show() {
 	ctx := w.context()
 	w.shown.Do(func() {}) // shown now: a late DOM ready must not hide or move it
+	wasHidden := w.setConcealed(false)
 	wailsruntime.WindowUnminimise(ctx)
 	wailsruntime.WindowShow(ctx)
+	if wasHidden {
+		w.place(ctx) // a re-shown window may come back centred
+	}
 }
 
-// quit closes for real (tray "Quit"), remembering where the window was.
+// quit closes for real (tray "Quit", a signal), remembering where the window was.
 func (w *desktopWindow) quit() {
 	w.quitting.Store(true)
 	ctx := w.context()
@@ -115,23 +140,34 @@ func (w *desktopWindow) beforeClose(ctx context.Context) (prevent bool) {
 	if w.quitting.Load() || !TrayHostPresent() {
 		return false
 	}
+	w.setConcealed(true)
 	wailsruntime.WindowHide(ctx)
 	return true
 }
 
+// saveGeometry remembers the window's size and position (not while it is
+// hidden: the last shown geometry stands).
 func (w *desktopWindow) saveGeometry(ctx context.Context) {
+	w.mu.Lock()
+	concealed, last := w.concealed, w.geometry
+	w.mu.Unlock()
+	if concealed {
+		return
+	}
 	g := windowGeometry{Maximised: wailsruntime.WindowIsMaximised(ctx)}
 	if g.Maximised {
-		g = w.geometry // keep the size to return to
+		g = last // keep the size to return to
 		g.Maximised = true
 	} else {
 		g.Width, g.Height = wailsruntime.WindowGetSize(ctx)
 		g.X, g.Y = wailsruntime.WindowGetPosition(ctx)
 	}
 	if g.Width < minWindowWidth || g.Height < minWindowHeight {
-		return // not a size to restore (hidden or not realised)
+		return // not a size to restore (not realised)
 	}
-	w.geometry = g
+	w.mu.Lock()
+	w.geometry, w.restore = g, true
+	w.mu.Unlock()
 	if err := saveWindowGeometry(w.app.dataDir, g); err != nil {
 		w.app.log.Warn("window geometry not saved", "err", err)
 	}
@@ -144,7 +180,7 @@ func (a *App) RunDesktop(assets fs.FS, startHidden bool) error {
 	if s, err := a.store.Settings(context.Background()); err == nil && s.App.StartMinimized {
 		startHidden = true
 	}
-	w := &desktopWindow{app: a, hidden: startHidden}
+	w := &desktopWindow{app: a, hidden: startHidden, concealed: true}
 	w.geometry, w.restore = loadWindowGeometry(a.dataDir)
 	if !w.restore {
 		w.geometry = windowGeometry{Width: defaultWindowWidth, Height: defaultWindowHeight}
@@ -175,6 +211,18 @@ func (a *App) RunDesktop(assets fs.FS, startHidden bool) error {
 			ctx, cancel := context.WithCancel(ctx)
 			stop = cancel
 			wg.Go(func() { forwardEvents(ctx, a.events) })
+			// Ctrl-C, SIGTERM (logout, kill) quit, never hide to the tray: Wails
+			// turns them into the same close request as the window's close button.
+			signals := make(chan os.Signal, 1)
+			signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+			wg.Go(func() {
+				defer signal.Stop(signals)
+				select {
+				case <-ctx.Done():
+				case <-signals:
+					w.quit()
+				}
+			})
 			wg.Go(func() {
 				err := a.RunTray(ctx, TrayActions{ShowWindow: w.show, Quit: w.quit})
 				if err != nil && err != errTrayUnsupported {

@@ -13,22 +13,20 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"longhaul/app/internal/releasetest"
 )
 
 // tinyProgram is the stand-in for Longhaul in the self-update tests: it prints
@@ -103,63 +101,6 @@ func tarGz(t *testing.T, name string, content []byte) []byte {
 	return buf.Bytes()
 }
 
-type releaseAsset struct {
-	name string
-	data []byte
-}
-
-// fakeGitHub plays GitHub's releases API on 127.0.0.1 for one repository:
-// the list of releases and asset downloads, as go-github asks for them.
-type fakeGitHub struct {
-	mu        sync.Mutex
-	tag       string
-	assets    []releaseAsset
-	downloads []string
-	lists     int
-}
-
-func (f *fakeGitHub) serve(t *testing.T) *httptest.Server {
-	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		const base = "/api/v3/repos/acme/longhaul/releases"
-		switch {
-		case r.URL.Path == base:
-			f.lists++
-			type asset struct {
-				ID   int64  `json:"id"`
-				Name string `json:"name"`
-				Size int    `json:"size"`
-				URL  string `json:"browser_download_url"`
-			}
-			var list []asset
-			for i, a := range f.assets {
-				list = append(list, asset{ID: int64(i + 1), Name: a.name, Size: len(a.data),
-					URL: "http://" + r.Host + "/download/" + a.name})
-			}
-			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode([]any{map[string]any{ //nolint:errcheck // test server
-				"id": 7, "tag_name": f.tag, "name": f.tag, "draft": false, "prerelease": false,
-				"published_at": time.Now().UTC().Format(time.RFC3339), "assets": list,
-			}})
-		case strings.HasPrefix(r.URL.Path, base+"/assets/"):
-			id, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, base+"/assets/"))
-			if err != nil || id < 1 || id > len(f.assets) {
-				http.NotFound(w, r)
-				return
-			}
-			f.downloads = append(f.downloads, f.assets[id-1].name)
-			w.Header().Set("Content-Type", "application/octet-stream")
-			w.Write(f.assets[id-1].data) //nolint:errcheck // test server
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
-
 type signingKey struct {
 	priv   *ecdsa.PrivateKey
 	pubPEM string
@@ -194,7 +135,7 @@ type updateFixture struct {
 	running *exec.Cmd
 	stdin   interface{ Close() error }
 	stdout  *bufio.Reader
-	gh      *fakeGitHub
+	gh      *releasetest.Server
 	api     string
 	key     signingKey
 	archive []byte // the v2 release archive as built
@@ -210,10 +151,12 @@ func newUpdateFixture(t *testing.T) *updateFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &updateFixture{bin: bin, gh: &fakeGitHub{tag: "v2.0.0"}, key: newSigningKey(t)}
+	f := &updateFixture{bin: bin, gh: &releasetest.Server{Owner: "acme", Repo: "longhaul"}, key: newSigningKey(t)}
 	f.name = fmt.Sprintf("longhaul_2.0.0_%s_%s.tar.gz", runtime.GOOS, runtime.GOARCH)
 	f.archive = tarGz(t, "longhaul", v2bytes)
-	f.api = f.gh.serve(t).URL + "/api/v3/"
+	srv := httptest.NewServer(f.gh)
+	t.Cleanup(srv.Close)
+	f.api = srv.URL + "/api/v3/"
 
 	// v1 keeps running through the update, as the app does.
 	cmd := exec.Command(bin, "wait")
@@ -242,13 +185,10 @@ func (f *updateFixture) publish(t *testing.T, archive, sumOf []byte, signer sign
 	t.Helper()
 	sum := sha256.Sum256(sumOf)
 	checksums := []byte(hex.EncodeToString(sum[:]) + "  " + f.name + "\n")
-	f.gh.mu.Lock()
-	defer f.gh.mu.Unlock()
-	f.gh.assets = []releaseAsset{
-		{f.name, archive},
-		{"checksums.txt", checksums},
-		{"checksums.txt.sig", signer.sign(t, checksums)},
-	}
+	f.gh.Publish("v2.0.0",
+		releasetest.Asset{Name: f.name, Data: archive},
+		releasetest.Asset{Name: "checksums.txt", Data: checksums},
+		releasetest.Asset{Name: "checksums.txt.sig", Data: signer.sign(t, checksums)})
 }
 
 func (f *updateFixture) updater(version string) *updater {
@@ -309,7 +249,7 @@ func TestUpdateReplacesBinaryWithVerifiedRelease(t *testing.T) {
 	if want := []string{UpdateIdle, UpdateChecking, UpdateDownloading, UpdateReady}; strings.Join(published, ",") != strings.Join(want, ",") {
 		t.Errorf("published states %v; want %v", published, want)
 	}
-	if got := strings.Join(f.gh.downloads, ","); got != f.name+",checksums.txt,checksums.txt.sig" {
+	if got := strings.Join(f.gh.Downloads(), ","); got != f.name+",checksums.txt,checksums.txt.sig" {
 		t.Errorf("downloaded %s; want the archive, checksums.txt and its signature", got)
 	}
 	f.assertBinary(t, "2.0.0")
@@ -319,8 +259,8 @@ func TestUpdateReplacesBinaryWithVerifiedRelease(t *testing.T) {
 	if st, err := u.Check(context.Background()); err != nil || st.State != UpdateReady {
 		t.Errorf("second Check = %+v, %v; want ready, no error", st, err)
 	}
-	if len(f.gh.downloads) != 3 {
-		t.Errorf("second check downloaded again: %v", f.gh.downloads)
+	if len(f.gh.Downloads()) != 3 {
+		t.Errorf("second check downloaded again: %v", f.gh.Downloads())
 	}
 }
 
@@ -358,8 +298,8 @@ func TestUpdateUpToDate(t *testing.T) {
 	if err != nil || st.State != UpdateUpToDate || st.Latest != "2.0.0" {
 		t.Fatalf("Check = %+v, %v; want up to date at 2.0.0", st, err)
 	}
-	if len(f.gh.downloads) != 0 {
-		t.Errorf("downloaded %v; want nothing", f.gh.downloads)
+	if len(f.gh.Downloads()) != 0 {
+		t.Errorf("downloaded %v; want nothing", f.gh.Downloads())
 	}
 	f.assertBinary(t, "1.0.0")
 }
@@ -404,7 +344,7 @@ func TestUpdateLoopFollowsTheSetting(t *testing.T) {
 	f.publish(t, f.archive, f.archive, f.key)
 	u := newUpdater(UpdateConfig{Repo: "acme/longhaul", APIURL: f.api, PublicKey: f.key.pubPEM, Executable: f.bin,
 		Interval: 100 * time.Millisecond}, "2.0.0", slog.New(slog.DiscardHandler), nil)
-	lists := func() int { f.gh.mu.Lock(); defer f.gh.mu.Unlock(); return f.gh.lists }
+	lists := f.gh.Lists
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { u.run(ctx); close(done) }()

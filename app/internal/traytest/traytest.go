@@ -131,13 +131,21 @@ func NewHost(tb TB, addr string) *Host {
 	return h
 }
 
-// WaitItem waits for a tray icon to register.
+// WaitItem waits for a tray icon to register, skipping registrations of
+// processes that have gone since.
 func (h *Host) WaitItem(timeout time.Duration) (Item, error) {
-	select {
-	case it := <-h.items:
-		return it, nil
-	case <-time.After(timeout):
-		return Item{}, fmt.Errorf("no StatusNotifierItem registered within %v", timeout)
+	deadline := time.After(timeout)
+	for {
+		select {
+		case it := <-h.items:
+			var alive bool
+			err := h.conn.BusObject().Call("org.freedesktop.DBus.NameHasOwner", 0, it.Service).Store(&alive)
+			if err != nil || alive {
+				return it, err
+			}
+		case <-deadline:
+			return Item{}, fmt.Errorf("no StatusNotifierItem registered within %v", timeout)
+		}
 	}
 }
 
