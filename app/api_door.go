@@ -25,6 +25,7 @@ import (
 //	GET    /longhaul/v1/clients/claude-code         ClaudeCodeConfig
 //	POST   /longhaul/v1/clients/claude-code         configure → ClaudeCodeConfig
 //	POST   /longhaul/v1/clients/claude-code/undo    restore the newest backup → ClaudeCodeConfig
+//	GET    /longhaul/v1/stats/series                ?since=&until=&bucket=hour|day&by=account|model
 //	GET    /longhaul/v1/update                      UpdateStatus (self-update)
 //	POST   /longhaul/v1/update/check                check now (and install) → UpdateStatus
 //
@@ -128,6 +129,14 @@ func (a *App) apiRoutes(mux *http.ServeMux) {
 		reply(w, v, err)
 	})
 
+	mux.HandleFunc("GET /longhaul/v1/stats/series", func(w http.ResponseWriter, r *http.Request) {
+		v, err := a.statsSeriesQuery(r.Context(), r.URL.Query())
+		if err != nil { // a bad parameter; the store's own failures say so in the message
+			writeDoorError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		writeJSON(w, http.StatusOK, v)
+	})
 	mux.HandleFunc("GET /longhaul/v1/update", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, a.UpdateStatus())
 	})

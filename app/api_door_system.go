@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"context"
 	"net/url"
 	"time"
 
@@ -83,4 +84,31 @@ func (s *System) HistoryStats(q map[string]string) (store.Stats, error) {
 		since = time.Now().AddDate(0, 0, -1)
 	}
 	return s.app.HistoryStats(s.ctx(), since, until, v.Get("bucket"))
+}
+
+// HistoryStatsSeries is traffic per account or model per hour or day, for one chart line each.
+func (a *App) HistoryStatsSeries(ctx context.Context, since, until time.Time, bucket, by string) (store.StatsSeries, error) {
+	return a.store.HistoryStatsSeries(ctx, since, until, bucket, by)
+}
+
+// statsSeriesQuery reads since, until, bucket and by; since defaults to a day ago.
+func (a *App) statsSeriesQuery(ctx context.Context, v url.Values) (store.StatsSeries, error) {
+	since, err := timeParam(v, "since")
+	if err != nil {
+		return store.StatsSeries{}, err
+	}
+	until, err := timeParam(v, "until")
+	if err != nil {
+		return store.StatsSeries{}, err
+	}
+	if since.IsZero() {
+		since = time.Now().AddDate(0, 0, -1)
+	}
+	return a.HistoryStatsSeries(ctx, since, until, v.Get("bucket"), v.Get("by"))
+}
+
+// HistoryStatsSeries is traffic per account or model over time (q: since, until, bucket
+// hour|day, by account|model).
+func (s *System) HistoryStatsSeries(q map[string]string) (store.StatsSeries, error) {
+	return s.app.statsSeriesQuery(s.ctx(), historyQuery(q))
 }

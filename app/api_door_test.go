@@ -81,6 +81,12 @@ func TestAPIDoorSettingsAccountsAndErrors(t *testing.T) {
 	if code, _ = do("GET", "/longhaul/v1/clients/claude-code", ""); code != 200 {
 		t.Errorf("claude-code status = %d", code)
 	}
+	if code, v = do("GET", "/longhaul/v1/stats/series?by=model&bucket=day", ""); code != 200 || v["by"] != "model" {
+		t.Errorf("stats series = %d %v", code, v)
+	}
+	if code, _ = do("GET", "/longhaul/v1/stats/series?by=nope", ""); code != 400 {
+		t.Errorf("stats series by=nope = %d; want 400", code)
+	}
 	if code, v = do("GET", "/longhaul/v1/update", ""); code != 200 || v["state"] != "off" {
 		t.Errorf("update status = %d %v; want 200, off (no release source in tests)", code, v)
 	}

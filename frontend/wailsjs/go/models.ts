@@ -919,6 +919,47 @@ export namespace store {
 		    return a;
 		}
 	}
+	
+	export class StatsSeries {
+	    // Go type: time
+	    since: any;
+	    // Go type: time
+	    until: any;
+	    by: string;
+	    bucket: string;
+	    rows: StatsRow[];
+	
+	    static createFrom(source: any = {}) {
+	        return new StatsSeries(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.since = this.convertValues(source["since"], null);
+	        this.until = this.convertValues(source["until"], null);
+	        this.by = source["by"];
+	        this.bucket = source["bucket"];
+	        this.rows = this.convertValues(source["rows"], StatsRow);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
 
 }
 

@@ -25,6 +25,8 @@ export function HistorySessions(arg1:Record<string, string>):Promise<Array<store
 
 export function HistoryStats(arg1:Record<string, string>):Promise<store.Stats>;
 
+export function HistoryStatsSeries(arg1:Record<string, string>):Promise<store.StatsSeries>;
+
 export function ResetSettings(arg1:Array<string>):Promise<app.SettingsView>;
 
 export function Restart():Promise<void>;

@@ -46,6 +46,10 @@ export function HistoryStats(arg1) {
   return window['go']['app']['System']['HistoryStats'](arg1);
 }
 
+export function HistoryStatsSeries(arg1) {
+  return window['go']['app']['System']['HistoryStatsSeries'](arg1);
+}
+
 export function ResetSettings(arg1) {
   return window['go']['app']['System']['ResetSettings'](arg1);
 }
