@@ -54,6 +54,7 @@ function mountInWails(initial: ProxyStatus) {
       byModel: [],
       byTime: [],
     })),
+    HistoryStatsSeries: vi.fn(async () => ({ since: '', until: '', by: 'account', bucket: 'hour', rows: [] })),
     Accounts: vi.fn(async () => []),
     UpdateStatus: vi.fn(async () => ({ state: 'off', message: 'no release source in this build', current: 'dev', signed: false })),
     ClaudeCodeStatus: vi.fn(async () => ({ path: '/home/me/.claude/settings.json', exists: false, configured: false, baseURL: '', backup: '' })),

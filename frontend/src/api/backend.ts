@@ -13,6 +13,7 @@ import type {
   Session,
   SettingsView,
   Stats,
+  StatsSeries,
   UpdateStatus,
 } from './models'
 import { currentDoor } from './system'
@@ -47,6 +48,8 @@ export const backend = {
   sessions: (q: { since?: string; limit?: number }) => call<Session[]>('HistorySessions', clean(q)),
   pressure: (id: string) => call<Pressure>('SessionPressure', id),
   stats: (q: { since?: string; until?: string; bucket?: string }) => call<Stats>('HistoryStats', clean(q)),
+  statsSeries: (q: { since?: string; until?: string; bucket?: string; by: 'account' | 'model' }) =>
+    call<StatsSeries>('HistoryStatsSeries', clean(q)),
 
   claudeCodeStatus: () => call<ClaudeCodeConfig>('ClaudeCodeStatus'),
   configureClaudeCode: () => call<ClaudeCodeConfig>('ConfigureClaudeCode'),

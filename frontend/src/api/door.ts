@@ -213,6 +213,7 @@ export const httpRoutes: Record<string, (...args: unknown[]) => HttpCall> = {
   HistorySessions: (q) => ({ method: 'GET', path: `${api}/sessions${query(q)}` }),
   SessionPressure: (id) => ({ method: 'GET', path: `${api}/sessions/${enc(String(id))}/pressure` }),
   HistoryStats: (q) => ({ method: 'GET', path: `${api}/stats${query(q)}` }),
+  HistoryStatsSeries: (q) => ({ method: 'GET', path: `${api}/stats/series${query(q)}` }),
   ClaudeCodeStatus: () => ({ method: 'GET', path: `${api}/clients/claude-code` }),
   ConfigureClaudeCode: () => ({ method: 'POST', path: `${api}/clients/claude-code`, body: {} }),
   UndoClaudeCode: () => ({ method: 'POST', path: `${api}/clients/claude-code/undo`, body: {} }),

@@ -157,6 +157,15 @@ export interface Stats {
   byTime: StatsRow[]
 }
 
+export interface StatsSeries {
+  since: string
+  until: string
+  by: 'account' | 'model' | string
+  bucket: 'hour' | 'day' | string
+  /** key and bucket set; ordered by bucket, then key. */
+  rows: StatsRow[]
+}
+
 export interface AccountView {
   id: number
   label: string

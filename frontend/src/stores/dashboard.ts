@@ -3,7 +3,7 @@
 import { defineStore } from 'pinia'
 import { ref, shallowRef } from 'vue'
 import { backend } from '../api/backend'
-import type { Stats } from '../api/models'
+import type { Stats, StatsRow, StatsSeries } from '../api/models'
 import { errorMessage } from '../api/types'
 
 export type Range = '24h' | '7d' | '30d'
@@ -44,9 +44,51 @@ export function series(s: Stats): { x: number[]; requests: number[]; errors: num
   return out
 }
 
+/** At most this many lines per chart; the rest are summed into one "other" line. */
+export const MAX_LINES = 6
+
+export type Measure = 'requests' | 'tokens' | 'errors'
+
+function measure(r: StatsRow, m: Measure): number {
+  if (m === 'requests') return r.requests
+  if (m === 'errors') return r.errors
+  return r.inputTokens + r.cacheReadTokens + r.cacheWriteTokens + r.outputTokens
+}
+
+/**
+ * lines spreads a per-key series over the columns x (bucket starts, Unix seconds): one line per
+ * key, the biggest first, at most max of them with the rest summed under otherKey.
+ */
+export function lines(s: StatsSeries, x: number[], m: Measure, otherKey: string, max = MAX_LINES): { key: string; values: number[] }[] {
+  const index = new Map(x.map((t, i) => [t, i]))
+  const byKey = new Map<string, number[]>()
+  const totals = new Map<string, number>()
+  for (const r of s.rows ?? []) {
+    const i = index.get(Math.floor(Date.parse(r.bucket ?? '') / 1000))
+    if (i === undefined) continue
+    let vals = byKey.get(r.key)
+    if (vals === undefined) {
+      vals = x.map(() => 0)
+      byKey.set(r.key, vals)
+    }
+    vals[i] = (vals[i] ?? 0) + measure(r, m)
+    totals.set(r.key, (totals.get(r.key) ?? 0) + measure(r, m))
+  }
+  const keys = [...byKey.keys()].sort((a, b) => (totals.get(b) ?? 0) - (totals.get(a) ?? 0) || a.localeCompare(b))
+  const out = keys.slice(0, max).map((key) => ({ key, values: byKey.get(key) as number[] }))
+  const rest = keys.slice(max)
+  if (rest.length > 0) {
+    const values = x.map((_, i) => rest.reduce((sum, k) => sum + ((byKey.get(k) as number[])[i] ?? 0), 0))
+    out.push({ key: otherKey, values })
+  }
+  return out
+}
+
 export const useDashboardStore = defineStore('dashboard', () => {
   const range = ref<Range>('24h')
   const stats = shallowRef<Stats | null>(null)
+  const byAccount = shallowRef<StatsSeries | null>(null)
+  const byModel = shallowRef<StatsSeries | null>(null)
   const loading = ref(false)
   const error = ref('')
 
@@ -55,7 +97,15 @@ export const useDashboardStore = defineStore('dashboard', () => {
     loading.value = true
     try {
       const { hours, bucket } = ranges[r]
-      stats.value = await backend.stats({ since: new Date(Date.now() - hours * 3600_000).toISOString(), bucket })
+      const since = new Date(Date.now() - hours * 3600_000).toISOString()
+      const [s, a, m] = await Promise.all([
+        backend.stats({ since, bucket }),
+        backend.statsSeries({ since, bucket, by: 'account' }),
+        backend.statsSeries({ since, bucket, by: 'model' }),
+      ])
+      stats.value = s
+      byAccount.value = a
+      byModel.value = m
       error.value = ''
     } catch (err) {
       error.value = errorMessage(err)
@@ -64,5 +114,5 @@ export const useDashboardStore = defineStore('dashboard', () => {
     }
   }
 
-  return { range, stats, loading, error, load }
+  return { range, stats, byAccount, byModel, loading, error, load }
 })

@@ -4,7 +4,7 @@ import { backend } from '../api/backend'
 import { ApiError } from '../api/types'
 import { exchange, settingsView } from '../testing/fixtures'
 import { quotaRows, useAccountsStore } from './accounts'
-import { series } from './dashboard'
+import { lines, series } from './dashboard'
 import { MAX_ROWS, matches, merge, useMonitorStore } from './monitor'
 import { nextLayer } from './sessions'
 import { L1, L2, L3, changedKeys, useSettingsStore } from './settings'
@@ -147,6 +147,35 @@ describe('accounts store', () => {
     expect(await a.save(0, { ...input, baseURL: 'https://api.anthropic.com' })).toBe(true)
     expect(a.accounts.map((x) => x.id)).toEqual([7])
     expect(a.fieldErrors).toEqual({})
+  })
+})
+
+describe('dashboard lines', () => {
+  it('gives each account a line over the buckets, the biggest first, the rest as other', () => {
+    const row = (key: string, bucket: string, requests: number) => ({
+      key,
+      bucket,
+      requests,
+      errors: 0,
+      inputTokens: 0,
+      outputTokens: 0,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      tokensSaved: 0,
+    })
+    const s = {
+      since: '',
+      until: '',
+      by: 'account',
+      bucket: 'hour',
+      rows: [row('a', '2026-01-01T10:00:00Z', 1), row('b', '2026-01-01T10:00:00Z', 5), row('c', '2026-01-01T11:00:00Z', 2), row('a', '2026-01-01T11:00:00Z', 1)],
+    }
+    const x = [1767261600, 1767265200]
+    expect(lines(s, x, 'requests', 'other', 2)).toEqual([
+      { key: 'b', values: [5, 0] },
+      { key: 'a', values: [1, 1] },
+      { key: 'other', values: [0, 2] },
+    ])
   })
 })
 
