@@ -1,3 +1,5 @@
+//go:build !windows
+
 package app
 
 // trayIcon is build/appicon.png at 64×64 (convert appicon.png -resize 64x64 -strip PNG32:-),
