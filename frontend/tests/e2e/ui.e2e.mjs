@@ -713,6 +713,21 @@ async function pageSteps(page, uiURL, port, home) {
     if (!layers[id]?.includes('Layer-2')) throw new Error(`second request layers ${JSON.stringify(layers[id])}; want Layer-2`)
   })
 
+  await step('Monitor: paused, a new request waits; resumed, it shows', async () => {
+    await page.getByTestId('monitor-pause').click({ timeout: 5000 })
+    const before = await rowIds(page)
+    const res = await postJSON(port, '/v1/messages', toolLoop('paused'))
+    if (res.status !== 200) throw new Error(`proxy answered ${res.status}`)
+    await until(
+      async () => ((await page.getByTestId('monitor-pending').textContent({ timeout: 1000 })) ?? '').startsWith('1 '),
+      3000,
+      () => 'the pending count did not reach 1',
+    )
+    if ((await rowIds(page)).size !== before.size) throw new Error('a row was added while paused')
+    await page.getByTestId('monitor-pause').click()
+    await newRow(page, before, 2000)
+  })
+
   await step('Connect: configure Claude Code, then undo', async () => {
     await nav(page, 'connect')
     await page.getByTestId('claude-code-configure').click({ timeout: 5000 })
