@@ -67,6 +67,9 @@ type UpdateStatus struct {
 	Error     string    `json:"error,omitempty"`
 }
 
+// checkTimeout bounds a whole check, download included.
+const checkTimeout = 15 * time.Minute
+
 // ErrUpdatesOff is returned by a manual check when updates are not possible.
 var ErrUpdatesOff = errors.New("updates are off")
 
@@ -279,16 +282,22 @@ func (u *updater) run(ctx context.Context) {
 
 // Check asks the release source for a newer release and installs it. It is
 // the "check now" button; it works whatever the setting says, as long as this
-// build has a release source.
+// build has a release source. While a check runs, another returns the
+// current status at once.
 func (u *updater) Check(ctx context.Context) (UpdateStatus, error) {
 	if u.disabled != "" {
 		return u.Status(), fmt.Errorf("%w: %s", ErrUpdatesOff, u.disabled)
 	}
-	u.check.Lock()
+	if !u.check.TryLock() {
+		return u.Status(), nil // a check is running; its states follow as events
+	}
 	defer u.check.Unlock()
 	if st := u.Status(); st.State == UpdateReady {
 		return st, nil // installed already: one restart away
 	}
+	// The release source's client has no timeout of its own.
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
 	u.set(func(st *UpdateStatus) { st.State, st.Message, st.Error = UpdateChecking, "checking for updates", "" })
 	fail := func(action string, err error) (UpdateStatus, error) {
 		err = fmt.Errorf("%s: %w", action, err)

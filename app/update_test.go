@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -371,5 +372,40 @@ func TestUpdateLoopFollowsTheSetting(t *testing.T) {
 	time.Sleep(350 * time.Millisecond)
 	if m := lists(); m != n {
 		t.Errorf("%d checks after the setting turned off; want none", m-n)
+	}
+}
+
+// A "check now" while a check runs answers at once with the current state.
+func TestUpdateCheckWhileChecking(t *testing.T) {
+	gh := &releasetest.Server{Owner: "acme", Repo: "longhaul"}
+	gh.Publish("v1.0.0")
+	entered, release := make(chan struct{}), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case entered <- struct{}{}:
+			<-release // the first check hangs here
+		default:
+		}
+		gh.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	u := newUpdater(UpdateConfig{Repo: "acme/longhaul", APIURL: srv.URL + "/api/v3/"}, "1.0.0", slog.New(slog.DiscardHandler), nil)
+	first := make(chan error, 1)
+	go func() { _, err := u.Check(context.Background()); first <- err }()
+	<-entered
+	start := time.Now()
+	st, err := u.Check(context.Background())
+	if err != nil || st.State != UpdateChecking {
+		t.Errorf("second Check = %+v, %v; want the running check's state, no error", st, err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("second Check took %v; want it at once", d)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if st := u.Status(); st.State != UpdateUpToDate {
+		t.Errorf("status = %+v; want up to date", st)
 	}
 }
