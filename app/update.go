@@ -8,6 +8,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -369,6 +370,9 @@ func (u *updater) install(ctx context.Context, rel *selfupdate.Release, exe stri
 		return err
 	}
 	staging, err := os.MkdirTemp(filepath.Dir(exe), ".longhaul-update-")
+	if errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("%s is not writable by this user (installed by a package manager? update it there): %w", filepath.Dir(exe), err)
+	}
 	if err != nil {
 		return fmt.Errorf("stage the update next to the binary: %w", err)
 	}
