@@ -224,6 +224,7 @@ wait_visible yes || fail "the restarted app shows no window"
 app=\$(pgrep -f "^$work/upd/install/longhaul --data-dir" | head -n1)
 [ -n "\$app" ] || fail "no restarted process"
 kill \$app; kill \$release
+for i in \$(seq 1 40); do kill -0 \$app 2>/dev/null || break; sleep 0.25; done # not our child: no wait
 exec 3>&-
 echo "desktop smoke: 1.0.0 installed 2.0.0 (checksums and signature verified), offered the restart in the tray and came back as 2.0.0"
 INNER
