@@ -308,6 +308,9 @@ func (g *convGen) userText() string {
 
 // assistant is an assistant turn; it returns the ids of its tool calls.
 func (g *convGen) assistant(tools bool) (string, []string) {
+	if g.chance(8) { // plain text, as a string
+		return g.message("assistant", g.str(g.text(10))), nil
+	}
 	var bs, ids []string
 	if g.chance(60) {
 		bs = append(bs, g.thinkingBlock())
@@ -618,7 +621,14 @@ func checkToolResultText(t *testing.T, in, out Block) {
 		return out
 	}
 	const marker = "\n...[truncated "
+	unchanged := map[string]bool{}
+	for _, s := range texts(in) {
+		unchanged[s] = true
+	}
 	for _, s := range texts(out) {
+		if unchanged[s] {
+			continue // not rewritten: its bytes are the client's
+		}
 		if !utf8.ValidString(s) {
 			t.Errorf("compressed text is not valid UTF-8: %q", s)
 		}
@@ -878,6 +888,26 @@ func FuzzLayer3(f *testing.F) {
 		if second := runFuzzStep(t, apply(l, "s"), body); !bytes.Equal(first, second) || !bytes.Equal(first, out) {
 			t.Errorf("cached summary gave different bytes")
 		}
+		// A session growing request by request, forked when over a limit:
+		// cached summaries are resumed or extended, and every request must
+		// come out valid and no larger.
+		l = NewLayer3(sum, 0)
+		limit := Estimator{}.Raw(in) / 2
+		over := func(r *Request) bool { return Estimator{}.Raw(r) > limit }
+		prefixes := append(userPrefixes(body), body)
+		for _, prefix := range prefixes[max(0, len(prefixes)-8):] {
+			r := mustParseT(t, prefix)
+			if _, err := l.Apply(context.Background(), r, "grow", over); err != nil {
+				t.Fatalf("Layer3.Apply: %v", err)
+			}
+			o := r.Encode()
+			if len(o) > len(prefix) {
+				t.Errorf("session request grew: %d -> %d bytes", len(prefix), len(o))
+			}
+			for _, p := range validate(prefix, o) {
+				t.Errorf("session request: %s\nin:  %s\nout: %s", p, prefix, o)
+			}
+		}
 	})
 }
 
@@ -906,6 +936,11 @@ func FuzzParseRequest(f *testing.F) {
 		}
 		for i := range r.Messages {
 			r.Messages[i].edited = true // force every message through the encoder
+			for _, b := range r.Messages[i].Blocks {
+				if s := b.Text(); utf8.ValidString(s) && unquote(quote(s)) != s {
+					t.Fatalf("quote does not round-trip %q: %s", s, quote(s))
+				}
+			}
 		}
 		out := r.Encode()
 		if json.Valid(body) {
