@@ -18,11 +18,49 @@ type TrayActions struct {
 // on the main thread; the window keeps the proxy toggle).
 var errTrayUnsupported = errors.New("no tray on this platform")
 
-// Tray menu labels; the DBus tray test finds the items by them.
-const (
-	trayLabelProxy = "Proxy on"
-	trayLabelOpen  = "Open window"
-	trayLabelQuit  = "Quit"
+// trayText is the tray's wording in one language (app.language).
+type trayText struct {
+	Proxy, Open, Quit string
+	Restart           string // "%s": the version
+	Listening         string // "%s": the address
+	Off, OffBecause   string // OffBecause "%s": the error
+	Line              string // "%s · %s · %s": where, requests today, active sessions
+	Requests          func(n int64) string
+	Sessions          func(n int64) string
+}
+
+// trayTexts by app.language; anything else reads English.
+var trayTexts = map[string]trayText{
+	"en": {
+		Proxy: "Proxy on", Open: "Open window", Quit: "Quit",
+		Restart:   "Restart to update (version %s)",
+		Listening: "Listening on %s", Off: "Proxy off", OffBecause: "Proxy off: %s",
+		Line:     "%s · %s today · %s",
+		Requests: func(n int64) string { return plural(n, "request") },
+		Sessions: func(n int64) string { return plural(n, "active session") },
+	},
+	"zh-CN": {
+		Proxy: "启用代理", Open: "打开窗口", Quit: "退出",
+		Restart:   "重启以完成更新（版本 %s）",
+		Listening: "监听 %s", Off: "代理已关闭", OffBecause: "代理已关闭：%s",
+		Line:     "%s · 今日 %s · %s",
+		Requests: func(n int64) string { return fmt.Sprintf("%d 个请求", n) },
+		Sessions: func(n int64) string { return fmt.Sprintf("%d 个活动会话", n) },
+	},
+}
+
+func trayTextFor(language string) trayText {
+	if t, ok := trayTexts[language]; ok {
+		return t
+	}
+	return trayTexts["en"]
+}
+
+// English labels; the DBus tray test finds the items by them.
+var (
+	trayLabelProxy = trayTexts["en"].Proxy
+	trayLabelOpen  = trayTexts["en"].Open
+	trayLabelQuit  = trayTexts["en"].Quit
 	// trayLabelRestart prefixes the entry shown once an update is installed.
 	trayLabelRestart = "Restart to update"
 )
@@ -36,6 +74,7 @@ type trayMenu interface {
 	setStatus(line string)
 	setProxy(on bool)
 	setRestart(label string) // "": hidden
+	setLabels(t trayText)    // the fixed entries' wording
 }
 
 // trayClicks are the menu's clicks, buffered so none is lost while the loop is busy.
@@ -65,25 +104,34 @@ func (d *dayCounter) today(now time.Time, total int64) int64 {
 	return total - d.base
 }
 
-// trayRestartLabel is the restart entry's label for an update status ("": hide it).
-func trayRestartLabel(st UpdateStatus) string {
+// restartLabel is the restart entry's label for an update status ("": hide it).
+func (t trayText) restartLabel(st UpdateStatus) string {
 	if st.State != UpdateReady {
 		return ""
 	}
-	return fmt.Sprintf("%s (version %s)", trayLabelRestart, st.Latest)
+	return fmt.Sprintf(t.Restart, st.Latest)
 }
 
-// trayStatusLine is the tray's first line: where the proxy listens (or why it
+// statusLine is the tray's first line: where the proxy listens (or why it
 // does not), requests today and active sessions.
-func trayStatusLine(st ProxyStatus, today int64, sessions int) string {
-	where := "Listening on " + st.Address
+func (t trayText) statusLine(st ProxyStatus, today int64, sessions int) string {
+	where := fmt.Sprintf(t.Listening, st.Address)
 	switch {
 	case !st.Running && st.Error != "":
-		where = "Proxy off: " + st.Error
+		where = fmt.Sprintf(t.OffBecause, st.Error)
 	case !st.Running:
-		where = "Proxy off"
+		where = t.Off
 	}
-	return fmt.Sprintf("%s · %s today · %s", where, plural(today, "request"), plural(int64(sessions), "active session"))
+	return fmt.Sprintf(t.Line, where, t.Requests(today), t.Sessions(int64(sessions)))
+}
+
+// language reads app.language (English when it cannot).
+func (a *App) language(ctx context.Context) string {
+	s, err := a.store.Settings(ctx)
+	if err != nil {
+		return "en"
+	}
+	return s.App.Language
 }
 
 func plural(n int64, noun string) string {
@@ -112,14 +160,25 @@ func (a *App) driveTray(ctx context.Context, menu trayMenu, clicks trayClicks, a
 		wg     sync.WaitGroup
 	)
 	defer wg.Wait()
+	text, lang := trayTextFor("en"), ""
+	// relabel follows app.language: settings changes reach the tray as the
+	// proxy status Reload publishes.
+	relabel := func() {
+		if l := a.language(ctx); l != lang {
+			lang, text = l, trayTextFor(l)
+			menu.setLabels(text)
+			menu.setRestart(text.restartLabel(a.UpdateStatus()))
+		}
+	}
 	render := func() {
 		st := a.Status()
 		now := time.Now()
 		menu.setProxy(st.Running)
-		menu.setStatus(trayStatusLine(st, days.today(now, st.Requests), a.activeSessions(now)))
+		menu.setStatus(text.statusLine(st, days.today(now, st.Requests), a.activeSessions(now)))
 	}
+	relabel()
 	render()
-	menu.setRestart(trayRestartLabel(a.UpdateStatus()))
+	menu.setRestart(text.restartLabel(a.UpdateStatus()))
 	events, unsubscribe := a.events.Subscribe()
 	defer func() { unsubscribe() }()
 	tick := time.NewTicker(trayRefresh)
@@ -136,9 +195,10 @@ func (a *App) driveTray(ctx context.Context, menu trayMenu, clicks trayClicks, a
 			}
 			switch m.Name {
 			case EventProxyStatus:
+				relabel()
 				render()
 			case EventUpdateStatus:
-				menu.setRestart(trayRestartLabel(a.UpdateStatus()))
+				menu.setRestart(text.restartLabel(a.UpdateStatus()))
 			}
 		case <-tick.C:
 			render()

@@ -81,6 +81,10 @@ func trayChildMain() int {
 				a.SetProxyEnabled(ctx, true) //nolint:errcheck // the parent checks the menu
 			case "update ready": // as an installed update leaves it
 				a.updates.set(func(st *UpdateStatus) { st.State, st.Latest = UpdateReady, "9.9.9" })
+			case "lang zh-CN", "lang en": // a settings change, as the window or the CLI makes it
+				if _, err := st.SetSetting(ctx, "app.language", strings.TrimPrefix(in.Text(), "lang ")); err == nil {
+					a.Reload(ctx) //nolint:errcheck // the parent checks the menu
+				}
 			case "stop":
 				cancel()
 			}
@@ -337,6 +341,25 @@ func TestTrayOverDBus(t *testing.T) {
 		t.Fatal(err)
 	}
 	child.expect(t, "restart")
+
+	// app.language: the tray speaks Chinese, then English again.
+	child.send(t, "lang zh-CN")
+	if menu, err := host.WaitMenu(item, 5*time.Second, func(menu []traytest.MenuItem) bool {
+		_, proxy := traytest.Find(menu, "启用代理")
+		_, open := traytest.Find(menu, "打开窗口")
+		_, quit := traytest.Find(menu, "退出")
+		return proxy && open && quit && strings.HasPrefix(menu[0].Label, "监听 127.0.0.1:")
+	}); err != nil {
+		t.Fatalf("after app.language=zh-CN, menu %+v: %v", menu, err)
+	}
+	child.send(t, "lang en")
+	menu, err = host.WaitMenu(item, 5*time.Second, func(menu []traytest.MenuItem) bool {
+		_, ok := traytest.Find(menu, trayLabelOpen)
+		return ok && strings.HasPrefix(menu[0].Label, "Listening on ")
+	})
+	if err != nil {
+		t.Fatalf("after app.language=en, menu %+v: %v", menu, err)
+	}
 
 	open, _ := traytest.Find(menu, trayLabelOpen)
 	if err := host.Click(item, open.ID); err != nil {

@@ -121,6 +121,12 @@ func (m *systrayMenu) setStatus(line string) {
 	systray.SetTooltip("Longhaul — " + line)
 }
 
+func (m *systrayMenu) setLabels(t trayText) {
+	m.toggle.SetTitle(t.Proxy)
+	m.open.SetTitle(t.Open)
+	m.quit.SetTitle(t.Quit)
+}
+
 func (m *systrayMenu) setRestart(label string) {
 	if label == m.restartLabel {
 		return

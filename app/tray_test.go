@@ -8,23 +8,30 @@ import (
 func TestTrayStatusLine(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
+		lang     string
 		st       ProxyStatus
 		today    int64
 		sessions int
 		want     string
 	}{
-		{"running", ProxyStatus{Running: true, Address: "127.0.0.1:8045"}, 12, 2,
+		{"running", "en", ProxyStatus{Running: true, Address: "127.0.0.1:8045"}, 12, 2,
 			"Listening on 127.0.0.1:8045 · 12 requests today · 2 active sessions"},
-		{"singular", ProxyStatus{Running: true, Address: "127.0.0.1:8045"}, 1, 1,
+		{"singular", "en", ProxyStatus{Running: true, Address: "127.0.0.1:8045"}, 1, 1,
 			"Listening on 127.0.0.1:8045 · 1 request today · 1 active session"},
-		{"off", ProxyStatus{Address: "127.0.0.1:8045"}, 0, 0,
+		{"off", "en", ProxyStatus{Address: "127.0.0.1:8045"}, 0, 0,
 			"Proxy off · 0 requests today · 0 active sessions"},
-		{"failed", ProxyStatus{Address: "127.0.0.1:8045", Error: "port 8045 is in use"}, 3, 0,
+		{"failed", "en", ProxyStatus{Address: "127.0.0.1:8045", Error: "port 8045 is in use"}, 3, 0,
 			"Proxy off: port 8045 is in use · 3 requests today · 0 active sessions"},
+		{"Chinese", "zh-CN", ProxyStatus{Running: true, Address: "127.0.0.1:8045"}, 12, 1,
+			"监听 127.0.0.1:8045 · 今日 12 个请求 · 1 个活动会话"},
+		{"Chinese off", "zh-CN", ProxyStatus{Address: "127.0.0.1:8045"}, 0, 0,
+			"代理已关闭 · 今日 0 个请求 · 0 个活动会话"},
+		{"unknown language reads English", "fr", ProxyStatus{Address: "127.0.0.1:8045"}, 0, 0,
+			"Proxy off · 0 requests today · 0 active sessions"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := trayStatusLine(tc.st, tc.today, tc.sessions); got != tc.want {
-				t.Errorf("trayStatusLine(%+v, %d, %d) = %q; want %q", tc.st, tc.today, tc.sessions, got, tc.want)
+			if got := trayTextFor(tc.lang).statusLine(tc.st, tc.today, tc.sessions); got != tc.want {
+				t.Errorf("statusLine[%s](%+v, %d, %d) = %q; want %q", tc.lang, tc.st, tc.today, tc.sessions, got, tc.want)
 			}
 		})
 	}
@@ -44,5 +51,21 @@ func TestDayCounterRestartsAtMidnight(t *testing.T) {
 	}
 	if got := d.today(morning.Add(16*time.Hour), 50); got != 9 {
 		t.Errorf("01:00 next day: today = %d; want 9", got)
+	}
+}
+
+// Every language has every text.
+func TestTrayTextsComplete(t *testing.T) {
+	for lang, text := range trayTexts {
+		if text.Proxy == "" || text.Open == "" || text.Quit == "" || text.Restart == "" || text.Listening == "" ||
+			text.Off == "" || text.OffBecause == "" || text.Line == "" || text.Requests == nil || text.Sessions == nil {
+			t.Errorf("tray text %s is incomplete: %+v", lang, text)
+		}
+	}
+	if got := trayTextFor("zh-CN").restartLabel(UpdateStatus{State: UpdateReady, Latest: "2.0.0"}); got != "重启以完成更新（版本 2.0.0）" {
+		t.Errorf("zh-CN restart label = %q", got)
+	}
+	if got := trayTextFor("en").restartLabel(UpdateStatus{State: UpdateUpToDate}); got != "" {
+		t.Errorf("restart label when up to date = %q; want none", got)
 	}
 }
