@@ -98,7 +98,10 @@ func (w *desktopWindow) place(ctx context.Context) {
 func (w *desktopWindow) domReady(ctx context.Context) {
 	w.shown.Do(func() {
 		w.place(ctx)
-		if !w.hidden {
+		w.mu.Lock()
+		hidden := w.hidden
+		w.mu.Unlock()
+		if !hidden {
 			w.setConcealed(false)
 			wailsruntime.WindowShow(ctx)
 		}
@@ -112,10 +115,24 @@ func (w *desktopWindow) setConcealed(v bool) (was bool) {
 	return was
 }
 
+// started returns the Wails context, or nil before OnStartup (the Wails
+// runtime ends the process when called without one).
+func (w *desktopWindow) started() context.Context {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ctx
+}
+
 // show brings the window to the front (tray "Open window", a second launch),
 // where it was when it was hidden.
 func (w *desktopWindow) show() {
-	ctx := w.context()
+	ctx := w.started()
+	if ctx == nil {
+		w.mu.Lock()
+		w.hidden = false // not started yet: DOM ready will show it
+		w.mu.Unlock()
+		return
+	}
 	w.shown.Do(func() {}) // shown now: a late DOM ready must not hide or move it
 	wasHidden := w.setConcealed(false)
 	wailsruntime.WindowUnminimise(ctx)
@@ -128,7 +145,10 @@ func (w *desktopWindow) show() {
 // quit closes for real (tray "Quit", a signal), remembering where the window was.
 func (w *desktopWindow) quit() {
 	w.quitting.Store(true)
-	ctx := w.context()
+	ctx := w.started()
+	if ctx == nil {
+		return // not started: beforeClose sees quitting
+	}
 	w.saveGeometry(ctx)
 	wailsruntime.Quit(ctx)
 }
