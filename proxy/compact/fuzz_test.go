@@ -562,6 +562,7 @@ func FuzzCompressor(f *testing.F) {
 			o = CompressorOptions{MaxChars: 40 + int(data[0])*4, LargeChars: 60 + int(data[len(data)-1])*4, SnapshotHead: 30 + int(data[0]%64), SnapshotTail: 20 + int(data[len(data)-1]%32)}
 		}
 		out, valid := checkStep(t, func() stepFn { return func(r *Request) { NewCompressor(o).Apply(r) } }, body)
+		maxChars := NewCompressor(o).o.MaxChars
 		if out == nil || !valid {
 			return
 		}
@@ -580,6 +581,11 @@ func FuzzCompressor(f *testing.F) {
 				if ab.Type == "tool_result" && a.Role == "user" {
 					if ab.ToolUseID() != bb.ToolUseID() || bb.Type != "tool_result" {
 						t.Errorf("message %d block %d: tool_result lost its id", i, j)
+					}
+					if c := bb.Content(); len(c) > 0 && c[0] == '"' && !bytes.Equal(c, ab.Content()) {
+						if n := utf8.RuneCountInString(unquote(c)); n > maxChars {
+							t.Errorf("message %d block %d: compressed result has %d characters; the cap is %d", i, j, n, maxChars)
+						}
 					}
 					checkToolResultText(t, ab, bb)
 					continue
@@ -671,8 +677,17 @@ func FuzzLayer1(f *testing.F) {
 			return
 		}
 		in, got := mustParseT(t, body), mustParseT(t, out)
-		if want, n := min(keep, len(findRounds(in.Messages))), len(findRounds(got.Messages)); n != want {
-			t.Errorf("%d tool rounds left; want %d", n, want)
+		// The last keep rounds stay, whole and in order.
+		ir, outRounds := findRounds(in.Messages), findRounds(got.Messages)
+		var want, kept []string
+		for _, rd := range ir[max(0, len(ir)-keep):] {
+			want = append(want, rd.firstID)
+		}
+		for _, rd := range outRounds {
+			kept = append(kept, rd.firstID)
+		}
+		if fmt.Sprint(want) != fmt.Sprint(kept) {
+			t.Errorf("rounds kept %v; want the last %d: %v", kept, keep, want)
 		}
 		checkKeptContent(t, in.Messages, got.Messages, false)
 		// A session whose history grows request by request, trimmed with a
@@ -875,6 +890,16 @@ func FuzzLayer3(f *testing.F) {
 			}
 			if !bytes.Equal(lastUser(in.Messages), lastUser(got.Messages)) {
 				t.Errorf("the last user message was not kept verbatim")
+			}
+			// So is everything from the start of its tool round on.
+			tail := in.Messages[tailStart(in.Messages):]
+			if len(got.Messages) < len(tail) {
+				t.Fatalf("the fork is shorter than the tail it keeps")
+			}
+			for i, m := range got.Messages[len(got.Messages)-len(tail):] {
+				if !bytes.Equal(m.Raw(), tail[i].Raw()) {
+					t.Errorf("tail message %d changed", i)
+				}
 			}
 			if sig := LatestSignature(in.Messages[:tailStart(in.Messages)]); sig != "" &&
 				!strings.Contains(got.Messages[0].Text(), "<latest_thinking_signature>"+sig+"</latest_thinking_signature>") {

@@ -273,6 +273,13 @@ func tailStart(msgs []Message) int {
 				return rd.start
 			}
 		}
+		// No round holds it (something stands between the call and its
+		// result): still keep the assistant turn that made the call.
+		for i := last - 1; i > 0; i-- {
+			if msgs[i].Role == "assistant" {
+				return i
+			}
+		}
 	}
 	return last
 }
