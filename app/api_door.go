@@ -137,17 +137,7 @@ func (a *App) apiRoutes(mux *http.ServeMux) {
 		}
 		writeJSON(w, http.StatusOK, v)
 	})
-	mux.HandleFunc("GET /longhaul/v1/update", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, a.UpdateStatus())
-	})
-	mux.HandleFunc("POST /longhaul/v1/update/check", func(w http.ResponseWriter, r *http.Request) {
-		st, err := a.CheckForUpdates(r.Context())
-		if errors.Is(err, ErrUpdatesOff) {
-			writeDoorError(w, http.StatusConflict, st.Message+" ("+err.Error()+")")
-			return
-		}
-		reply(w, st, err)
-	})
+	// Self-update's routes are in update_door.go.
 }
 
 // decodeBody reads a JSON body into v (numbers kept exact); on failure it answers 400 and

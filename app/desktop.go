@@ -220,6 +220,8 @@ func (a *App) RunDesktop(assets fs.FS, startHidden bool) error {
 		// Hidden until the page is ready and the window is where it was last time.
 		StartHidden: true,
 		AssetServer: &assetserver.Options{Assets: assets},
+		// Validation errors reach the page as {message, fields}, as over the door.
+		ErrorFormatter: BoundError,
 		SingleInstanceLock: &options.SingleInstanceLock{
 			UniqueId:               instanceID(a.dataDir),
 			OnSecondInstanceLaunch: func(options.SecondInstanceData) { w.show() },

@@ -56,6 +56,7 @@ func (a *App) doorMux(assets fs.FS) *http.ServeMux {
 	mux.HandleFunc("GET /longhaul/v1/events", a.serveEvents)
 	a.apiRoutes(mux)     // settings, account editing, client setup (api_door.go)
 	a.historyRoutes(mux) // history, live monitor, sessions, pressure, stats (history_door.go)
+	a.updateRoutes(mux)  // self-update status and "check now" (update_door.go)
 	mux.Handle("GET /", http.FileServerFS(assets))
 	return mux
 }
