@@ -17,8 +17,8 @@ import (
 //	PUT    /longhaul/v1/settings                    {"values": {"key": JSON value, …}} → SettingsView
 //	POST   /longhaul/v1/settings/reset              {"keys": ["key", …]} → SettingsView
 //	POST   /longhaul/v1/accounts                    AccountInput → AccountView
-//	PUT    /longhaul/v1/accounts/{id}               AccountInput (empty key keeps it) → AccountView
-//	POST   /longhaul/v1/accounts/{id}/enabled       {"enabled": bool} → AccountView
+//	PUT    /longhaul/v1/accounts/{id}               AccountInput (empty key keeps it) → AccountView (update_door.go)
+//	POST   /longhaul/v1/accounts/{id}/enabled       {"enabled": bool} → AccountView (update_door.go)
 //	DELETE /longhaul/v1/accounts/{id}               {}
 //	POST   /longhaul/v1/accounts/{id}/test          KeyTest (a real max_tokens 1 request)
 //	POST   /longhaul/v1/accounts/test               {"id": N?, …AccountInput} → KeyTest
