@@ -17,8 +17,8 @@ import (
 //	PUT    /longhaul/v1/settings                    {"values": {"key": JSON value, …}} → SettingsView
 //	POST   /longhaul/v1/settings/reset              {"keys": ["key", …]} → SettingsView
 //	POST   /longhaul/v1/accounts                    AccountInput → AccountView
-//	PUT    /longhaul/v1/accounts/{id}               AccountInput (empty key keeps it) → AccountView (update_door.go)
-//	POST   /longhaul/v1/accounts/{id}/enabled       {"enabled": bool} → AccountView (update_door.go)
+//	PUT    /longhaul/v1/accounts/{id}               AccountInput (empty key keeps it) → AccountView
+//	POST   /longhaul/v1/accounts/{id}/enabled       {"enabled": bool} → AccountView
 //	DELETE /longhaul/v1/accounts/{id}               {}
 //	POST   /longhaul/v1/accounts/{id}/test          KeyTest (a real max_tokens 1 request)
 //	POST   /longhaul/v1/accounts/test               {"id": N?, …AccountInput} → KeyTest
@@ -26,8 +26,8 @@ import (
 //	POST   /longhaul/v1/clients/claude-code         configure → ClaudeCodeConfig
 //	POST   /longhaul/v1/clients/claude-code/undo    restore the newest backup → ClaudeCodeConfig
 //	GET    /longhaul/v1/stats/series                ?since=&until=&bucket=hour|day&by=account|model
-//	GET    /longhaul/v1/update                      UpdateStatus (self-update)
-//	POST   /longhaul/v1/update/check                check now (and install) → UpdateStatus
+//	GET    /longhaul/v1/update                      UpdateStatus (self-update) (update_door.go)
+//	POST   /longhaul/v1/update/check                check now (and install) → UpdateStatus (update_door.go)
 //
 // Errors are {"error": {"message": "…", "fields": [{"field": "…", "message": "…"}]}}, fields
 // present for validation errors (400), so the UI shows each message on its field.
