@@ -117,20 +117,26 @@ type Stats struct {
 	ByTime    []StatsRow `json:"byTime"`
 }
 
+// statsBucket reads a stats bucket name ("" means hour) and its width.
+func statsBucket(bucket string) (string, time.Duration, error) {
+	switch bucket {
+	case "", "hour":
+		return "hour", time.Hour, nil
+	case "day":
+		return "day", 24 * time.Hour, nil
+	}
+	return "", 0, fmt.Errorf("bucket %q is not hour or day", bucket)
+}
+
 // HistoryStats aggregates finished exchanges that started in [since, until); bucket is "hour"
 // or "day" (UTC). A zero until means now.
 func (st *Store) HistoryStats(ctx context.Context, since, until time.Time, bucket string) (Stats, error) {
 	if until.IsZero() {
 		until = st.Now()
 	}
-	width := time.Hour
-	switch bucket {
-	case "", "hour":
-		bucket = "hour"
-	case "day":
-		width = 24 * time.Hour
-	default:
-		return Stats{}, fmt.Errorf("stats: bucket %q is not hour or day", bucket)
+	bucket, width, err := statsBucket(bucket)
+	if err != nil {
+		return Stats{}, fmt.Errorf("stats: %w", err)
 	}
 	s := Stats{Since: since.UTC(), Until: until.UTC(), Bucket: bucket}
 	const sums = `count(*), sum(` + errorCond + `), sum(input_tokens), sum(output_tokens),

@@ -22,14 +22,9 @@ func (st *Store) HistoryStatsSeries(ctx context.Context, since, until time.Time,
 	if until.IsZero() {
 		until = st.Now()
 	}
-	width := time.Hour
-	switch bucket {
-	case "", "hour":
-		bucket = "hour"
-	case "day":
-		width = 24 * time.Hour
-	default:
-		return StatsSeries{}, fmt.Errorf("stats series: bucket %q is not hour or day", bucket)
+	bucket, width, err := statsBucket(bucket)
+	if err != nil {
+		return StatsSeries{}, fmt.Errorf("stats series: %w", err)
 	}
 	var key string
 	switch by {
