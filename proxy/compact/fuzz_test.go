@@ -31,9 +31,11 @@ import (
 //
 // Run one target for a while with, e.g.
 //
-//	go test ./proxy/compact -run '^$' -fuzz FuzzLayer1 -fuzztime 3m
+//	go test ./proxy/compact -run '^$' -fuzz FuzzLayer1 -fuzztime 3m -fuzzminimizetime 30x
 //
-// Plain go test runs the seeds and testdata/fuzz/<target>/ regressions only.
+// (by default every new interesting input is minimized for up to a minute,
+// which with these inputs leaves almost no time for fuzzing). Plain go test
+// runs the seeds and testdata/fuzz/<target>/ regressions only.
 
 // convGen turns fuzz bytes into a request. Every choice reads one byte; when
 // the bytes run out every choice is "no", so the conversation ends.
