@@ -694,14 +694,21 @@ func FuzzLayer1(f *testing.F) {
 		checkKeptContent(t, in.Messages, got.Messages, false)
 		// A session whose history grows request by request, trimmed with a
 		// remembered boundary: every request must come out valid.
-		l := NewLayer1(keep, 0)
+		// Apply moves a boundary at once; ApplyInSteps (the pipeline's) waits
+		// for rounds to pile up unless urgent.
+		l, steps := NewLayer1(keep, 0), NewLayer1(keep, 0)
 		limit := Estimator{}.Raw(in) / 2
 		over := func(r *Request) bool { return Estimator{}.Raw(r) > limit }
+		urgent := func(r *Request) bool { return Estimator{}.Raw(r) > limit*3/2 }
 		prefixes := userPrefixes(body)
-		for _, prefix := range prefixes[max(0, len(prefixes)-8):] {
+		for i, prefix := range prefixes[max(0, len(prefixes)-8):] {
 			orig := bytes.Clone(prefix)
 			r := mustParseT(t, prefix)
-			l.Apply(r, "session", over)
+			if i%2 == 0 {
+				l.Apply(r, "session", over)
+			} else {
+				steps.ApplyInSteps(r, "session", over, urgent)
+			}
 			o := r.Encode()
 			if !bytes.Equal(prefix, orig) {
 				t.Fatalf("Layer 1 modified its input")
