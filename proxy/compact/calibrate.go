@@ -144,9 +144,12 @@ type Tokens struct {
 	Anchored   bool // part of Calibrated is the upstream's real count
 }
 
-// margin is the estimator's safety margin as a fraction.
-func (c *Calibrator) margin() float64 {
-	return float64(c.opts.Estimator.WithMargin(1e6))/1e6 - 1
+// withoutMargin takes the estimator's safety margin back out of a count:
+// the best guess of what the upstream will count, where Calibrated is the
+// cautious one decisions use.
+func (c *Calibrator) withoutMargin(calibrated int) int {
+	margin := float64(c.opts.Estimator.WithMargin(1e6))/1e6 - 1
+	return int(float64(calibrated)/(1+margin) + 0.5)
 }
 
 // Profile is what the calibrator needs to know about one request: its raw

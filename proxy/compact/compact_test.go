@@ -410,3 +410,20 @@ func TestPipelinePurifies(t *testing.T) {
 		t.Errorf("Run with NoThinking = %s, %+v", res.Body, res.Stats)
 	}
 }
+
+// A request that still does not fit after every layer — here a single huge
+// user message, with nothing before it to summarise — is refused like a
+// failed summary, never forwarded to fail upstream.
+func TestPipelineRefusesWhatStillDoesNotFit(t *testing.T) {
+	body := []byte(`{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[{"role":"user","content":"` + strings.Repeat("word ", 4000) + `"}]}`)
+	p := NewPipeline(Options{Limits: NewLimits(nil, 2000), Summarizer: fixedSummary{}})
+	_, err := p.Run(context.Background(), Input{Body: body, Session: "s"})
+	if !IsSummaryFailure(err) || !strings.Contains(err.Error(), "2000-token window") {
+		t.Fatalf("Run = %v; want a summary failure naming the window", err)
+	}
+	// Over the Layer-3 threshold but within the window: forwarded.
+	p = NewPipeline(Options{Limits: NewLimits(nil, 6000), Summarizer: fixedSummary{}})
+	if res, err := p.Run(context.Background(), Input{Body: body, Session: "s"}); err != nil || res.Changed {
+		t.Fatalf("Run within the window = changed %v, %v; want it forwarded as is", res.Changed, err)
+	}
+}

@@ -235,6 +235,12 @@ func (p *Pipeline) Run(ctx context.Context, in Input) (Result, error) {
 			r, err := p.l3.Extend(ctx, req, orig, in.Session)
 			return r.Summarized, r.CacheHit, err
 		})
+		if err == nil && p.count.withoutMargin(cur.Calibrated) > res.Limit {
+			// Nothing left to summarise, or a summary that does not make
+			// room: forwarding would only fail upstream, less helpfully.
+			err = fmt.Errorf("%w: about %d tokens remain after compaction, over the %d-token window",
+				ErrSummaryFailed, p.count.withoutMargin(cur.Calibrated), res.Limit)
+		}
 		if err != nil {
 			res.After = cur
 			log.Warn("[Layer-3] summary failed; the request is refused", "session", in.Session, "model", model,
@@ -285,7 +291,7 @@ func (p *Pipeline) Count(body []byte, model, session string) (int, error) {
 		model = req.Model
 	}
 	t := p.count.CountProfile(session, Family(model), p.count.Profile(req))
-	return int(float64(t.Calibrated)/(1+p.count.margin()) + 0.5), nil
+	return p.count.withoutMargin(t.Calibrated), nil
 }
 
 // Thresholds returns the thresholds in use (defaults filled in).
