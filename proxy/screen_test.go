@@ -93,3 +93,27 @@ func TestScreenAgreesWithPipeline(t *testing.T) {
 		t.Errorf("only %d requests were screened as untouched; the screen is not doing its job", screened)
 	}
 }
+
+// BenchmarkScreen800KB is what the hot path adds to an 800 KB request that
+// needs nothing: the peek (with the block counts the screen reads) and the
+// screen itself; BenchmarkPeekRequest800KB in proxy/anthropic is the peek
+// alone, for comparison.
+func BenchmarkScreen800KB(b *testing.B) {
+	body := proxytest.ClaudeCodeRequest(800<<10, false)
+	srv, err := New(Config{Compaction: CompactionConfig{ContextLimits: map[string]int{"*": benchContextLimit}}}, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	comp := srv.comp.Load()
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := anthropic.PeekRequest(body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, ok := comp.untouched(p, body, p.Model, "s", nil); !ok {
+			b.Fatal("the benchmark request should be screened as untouched")
+		}
+	}
+}
