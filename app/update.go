@@ -115,20 +115,20 @@ func newUpdater(cfg UpdateConfig, version string, log *slog.Logger, publish func
 
 func (u *updater) configure() error {
 	if u.cfg.Repo == "" {
-		return errors.New("updates are off: this build has no release source")
+		return errors.New("this build has no release source")
 	}
 	if _, err := semver.StrictNewVersion(stripV(u.version)); err != nil {
-		return fmt.Errorf("updates are off: %q is a development build, not a release version", u.version)
+		return fmt.Errorf("%q is a development build, not a release version", u.version)
 	}
 	src, err := selfupdate.NewGitHubSource(selfupdate.GitHubConfig{EnterpriseBaseURL: u.cfg.APIURL})
 	if err != nil {
-		return fmt.Errorf("updates are off: release source: %w", err)
+		return fmt.Errorf("release source: %w", err)
 	}
 	var validator selfupdate.Validator = &selfupdate.ChecksumValidator{UniqueFilename: "checksums.txt"}
 	if u.cfg.PublicKey != "" {
 		key, err := parseECDSAPublicKey([]byte(u.cfg.PublicKey))
 		if err != nil {
-			return fmt.Errorf("updates are off: built-in public key: %w", err)
+			return fmt.Errorf("built-in public key: %w", err)
 		}
 		validator = new(selfupdate.PatternValidator).
 			Add("checksums.txt", &selfupdate.ECDSAValidator{PublicKey: key}).
@@ -138,7 +138,7 @@ func (u *updater) configure() error {
 	}
 	up, err := selfupdate.NewUpdater(selfupdate.Config{Source: src, Validator: validator})
 	if err != nil {
-		return fmt.Errorf("updates are off: %w", err)
+		return fmt.Errorf("updater: %w", err)
 	}
 	u.up, u.repo = up, selfupdate.ParseSlug(u.cfg.Repo)
 	return nil
@@ -148,7 +148,7 @@ func (u *updater) offMessage() string {
 	if u.disabled != "" {
 		return u.disabled
 	}
-	return "updates are off (app.check_updates)"
+	return "turned off in settings (app.check_updates)"
 }
 
 // parseECDSAPublicKey reads a PEM "PUBLIC KEY" or "CERTIFICATE" block, or
