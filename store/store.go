@@ -175,32 +175,20 @@ func (st *Store) rollback(tx *sql.Tx) {
 	}
 }
 
-// Watch calls onChange whenever another connection — usually another process such as the CLI —
-// has committed to the database, polling PRAGMA data_version every `every`. It blocks until ctx
-// is done. Commits made through this Store's own pool also count; a spurious reload is harmless.
-// onChange is also called once as soon as the watch is established: a commit that landed between
-// the caller's last read and that moment would otherwise never be reported.
+// Watch calls onChange whenever settings or accounts changed — through this Store or another
+// connection, usually another process such as the CLI — polling a counter that triggers keep
+// (migration 004) every `every`. It blocks until ctx is done. Writes to other tables (the request
+// history, many a second) do not count. onChange is also called once as soon as the watch is
+// established: a commit that landed between the caller's last read and that moment would
+// otherwise never be reported.
 func (st *Store) Watch(ctx context.Context, every time.Duration, onChange func()) {
-	// data_version is per connection, so one connection must be held for the whole watch.
-	conn, err := st.db.Conn(ctx)
-	if err != nil {
-		if ctx.Err() == nil {
-			st.logger().Warn("store: watch: cannot get a connection", "err", err)
-		}
-		return
-	}
-	defer func() {
-		if err := conn.Close(); err != nil {
-			st.logger().Warn("store: watch: close connection", "err", err)
-		}
-	}()
 	// After a failed poll we cannot know what we missed, so the next good one reports a change.
 	last, known, failed := int64(0), false, false
 	poll := func() {
 		var v int64
-		if err := conn.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&v); err != nil {
+		if err := st.db.QueryRowContext(ctx, `SELECT version FROM config_version WHERE id = 1`).Scan(&v); err != nil {
 			if ctx.Err() == nil {
-				st.logger().Warn("store: watch: read data_version", "err", err)
+				st.logger().Warn("store: watch: read config version", "err", err)
 				failed = true
 			}
 			return
@@ -209,6 +197,9 @@ func (st *Store) Watch(ctx context.Context, every time.Duration, onChange func()
 			onChange()
 		}
 		last, known, failed = v, true, false
+	}
+	if ctx.Err() != nil {
+		return
 	}
 	poll()
 	t := time.NewTicker(every)

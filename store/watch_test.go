@@ -121,3 +121,41 @@ func TestWatch(t *testing.T) {
 		app.Watch(ctx, watchEvery, func() { t.Error("onChange called on a cancelled context") })
 	})
 }
+
+// The request history commits several times a second; only settings and
+// accounts changes may wake the app.
+func TestWatchIgnoresHistoryWrites(t *testing.T) {
+	app, path := openTemp(t)
+	other, _ := openAt(t, path)
+	changes, stop := startWatch(t, app)
+	writeAll(t, other, fullExchange(1, testNow))
+	if err := other.SaveCalibrationFactors(context.Background(), map[string]float64{"claude": 1.2}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * watchEvery)
+	if n := changes.Load(); n != 0 {
+		t.Errorf("onChange called %d times after history and calibration writes; want 0", n)
+	}
+	if _, err := other.SetSetting(context.Background(), "proxy.port", "9402"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for changes.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(watchEvery)
+	}
+	if changes.Load() == 0 {
+		t.Error("onChange not called after a settings write")
+	}
+	changes.Store(0)
+	if _, err := other.AddAccount(context.Background(), Account{BaseURL: "https://api.anthropic.com", Secret: "sk-ant-watch-test-0001", Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(2 * time.Second)
+	for changes.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(watchEvery)
+	}
+	if changes.Load() == 0 {
+		t.Error("onChange not called after an account was added")
+	}
+	stop()
+}
