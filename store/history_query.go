@@ -249,6 +249,9 @@ func (st *Store) LatestExchange(ctx context.Context, sessionID string) (Exchange
 		q, args = `SELECT `+listColumns+` FROM exchanges WHERE session_id = ? AND route = 'messages' ORDER BY seq DESC LIMIT 1`, []any{sessionID}
 	}
 	e, err := scanExchange(st.db.QueryRowContext(ctx, q, args...))
+	if errors.Is(err, sql.ErrNoRows) && sessionID == "" {
+		return Exchange{}, fmt.Errorf("no /v1/messages request recorded yet: %w", ErrNotFound)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return Exchange{}, fmt.Errorf("latest exchange of session %q: %w", sessionID, ErrNotFound)
 	}
