@@ -74,13 +74,7 @@ func (st *Store) SetSettings(ctx context.Context, values map[string]string) (Set
 		out = s
 		return nil
 	})
-	if ve := (*ValidationError)(nil); errors.As(err, &ve) {
-		return Settings{}, ve
-	}
-	if err != nil {
-		return Settings{}, fmt.Errorf("set settings: %w", err)
-	}
-	return out, nil
+	return settingsResult(out, err, "set settings")
 }
 
 // ResetSettings returns several keys to their defaults in one transaction. Unlike deleting the
@@ -136,11 +130,17 @@ func (st *Store) ResetSettings(ctx context.Context, keys []string) (Settings, er
 		out = s
 		return nil
 	})
+	return settingsResult(out, err, "reset settings")
+}
+
+// settingsResult is the answer of a settings transaction: a *ValidationError as it is (it
+// already names the key), any other failure wrapped with the action.
+func settingsResult(s Settings, err error, action string) (Settings, error) {
 	if ve := (*ValidationError)(nil); errors.As(err, &ve) {
 		return Settings{}, ve
 	}
 	if err != nil {
-		return Settings{}, fmt.Errorf("reset settings: %w", err)
+		return Settings{}, fmt.Errorf("%s: %w", action, err)
 	}
-	return out, nil
+	return s, nil
 }

@@ -84,13 +84,7 @@ func (st *Store) SetSetting(ctx context.Context, key, value string) (Settings, e
 		out = s
 		return st.putSetting(ctx, tx, f, &s)
 	})
-	if ve := (*ValidationError)(nil); errors.As(err, &ve) {
-		return Settings{}, ve // already names the key; "set setting" in front would only repeat it
-	}
-	if err != nil {
-		return Settings{}, fmt.Errorf("set setting %s: %w", key, err)
-	}
-	return out, nil
+	return settingsResult(out, err, "set setting "+key)
 }
 
 // SaveSettings validates s and stores the keys whose value differs from the current effective
