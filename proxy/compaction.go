@@ -153,10 +153,9 @@ func (c *compactor) untouched(p anthropic.Peek, body []byte, model, session stri
 // compactRequest runs the pipeline on a /v1/messages body and records what it
 // did in ex. An error is a Layer-3 failure the client must be told about;
 // anything else that goes wrong leaves the body as it came.
-func (s *Server) compactRequest(ctx context.Context, c *compactor, r *http.Request, ex *Exchange, body []byte) (compact.Result, *Error) {
+func (s *Server) compactRequest(ctx context.Context, c *compactor, ex *Exchange, body []byte, betas []string) (compact.Result, *Error) {
 	res, err := c.pipe.Run(ctx, compact.Input{
-		Body: body, Model: ex.Model, Session: ex.SessionID,
-		Betas:      compact.ParseBetas(r.Header.Values("Anthropic-Beta")),
+		Body: body, Model: ex.Model, Session: ex.SessionID, Betas: betas,
 		NoThinking: !compact.SupportsThinking(ex.Model),
 	})
 	ex.ContextLimit = res.Limit

@@ -195,7 +195,7 @@ func (s *Server) compactStage(r *http.Request, cfg *Config, comp *compactor, ex 
 	if screened {
 		return body, compact.Result{}, true, nil
 	}
-	res, e := s.compactRequest(r.Context(), comp, r, ex, body.buf)
+	res, e := s.compactRequest(r.Context(), comp, ex, body.buf, betas)
 	if e != nil {
 		ex.keepRequestBody(body, cfg.MaxCaptureBytes) // the original, for the record
 		return body, res, false, e
