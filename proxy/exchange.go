@@ -56,8 +56,8 @@ type Exchange struct {
 	SignatureRecoveries int
 	CrossModelDropped   int
 	// RequestBody is the request exactly as received: always kept when the
-	// proxy rewrote it lossily (so the monitor can show before/after), and for
-	// every request when Config.CaptureBodies is on. ForwardedBody is what
+	// proxy rewrote it or refused it after compaction (so the monitor can show
+	// before/after), and for every request when Config.CaptureBodies is on. ForwardedBody is what
 	// went upstream when it differs. ReplyBody is the reply: the JSON of a
 	// non-stream reply, the reconstructed message of a stream. Each is capped
 	// at Config.MaxCaptureBytes and is a copy the observer may keep. Keys
