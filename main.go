@@ -20,6 +20,11 @@ import (
 	"time"
 
 	"longhaul/app"
+	"longhaul/app/cli"
+	"longhaul/app/desktop"
+	"longhaul/app/door"
+	"longhaul/app/recorder"
+	"longhaul/app/update"
 	"longhaul/proxy"
 	"longhaul/proxy/compact"
 	"longhaul/store"
@@ -40,6 +45,16 @@ func main() {
 	os.Exit(run(os.Args[1:]))
 }
 
+// options are the command line's flags.
+type options struct {
+	headless  bool
+	dataDir   string
+	port      int
+	uiAddr    string
+	minimized bool
+	args      []string // what follows the flags: a CLI subcommand, or nothing
+}
+
 func run(args []string) int {
 	if app.GeneratingBindings {
 		if err := app.GenerateBindings(); err != nil {
@@ -48,87 +63,102 @@ func run(args []string) int {
 		}
 		return 0
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	fl := flag.NewFlagSet("longhaul", flag.ContinueOnError)
-	var (
-		headless   = fl.Bool("headless", false, "run the proxy and serve the UI to a browser instead of opening a window")
-		dataDir    = fl.String("data-dir", defaultDataDir(), "data directory (env LONGHAUL_DATA_DIR)")
-		port       = fl.Int("port", 0, "proxy port for this run, overriding proxy.port")
-		uiAddr     = fl.String("ui-addr", "127.0.0.1:8046", "address of the browser UI in headless mode")
-		minimized  = fl.Bool("minimized", false, "start with the window hidden (used by autostart)")
-		getVersion = fl.Bool("version", false, "print the version and exit")
-	)
-	if err := fl.Parse(args); err != nil {
-		return 2
-	}
-	if *getVersion {
-		fmt.Println("longhaul", version)
-		return 0
+	o, exit, done := parseFlags(args)
+	if done {
+		return exit
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-
-	if app.IsCommand(fl.Args()) {
-		cli := &app.CLI{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, DataDir: *dataDir, Open: openStore}
-		if err := cli.Run(ctx, fl.Args()); err != nil {
-			if !errors.Is(err, app.ErrUsage) {
-				fmt.Fprintln(os.Stderr, "longhaul:", err)
-			}
-			return 1
-		}
-		return 0
+	if cli.IsCommand(o.args) {
+		return runCommand(ctx, o)
 	}
-	if fl.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "longhaul: unknown command %q (try: account, settings, history, --headless)\n", fl.Arg(0))
+	if len(o.args) > 0 {
+		fmt.Fprintf(os.Stderr, "longhaul: unknown command %q (try: account, settings, history, --headless)\n", o.args[0])
 		return 2
 	}
-
-	if !*headless && app.FocusRunningInstance(*dataDir) {
-		return 0 // a window is already running on this data: it shows itself
+	if !o.headless {
+		update.WaitForPredecessor() // after "restart to update": the old process still holds the lock and the port
+		if desktop.FocusRunningInstance(o.dataDir) {
+			return 0 // a window is already running on this data: it shows itself
+		}
 	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if err := serve(ctx, o, log); err != nil {
+		log.Error(err.Error())
+		return 1
+	}
+	return 0
+}
+
+// parseFlags reads the command line; done says to exit at once with exit (-version, a bad flag).
+func parseFlags(args []string) (o options, exit int, done bool) {
+	fl := flag.NewFlagSet("longhaul", flag.ContinueOnError)
+	fl.BoolVar(&o.headless, "headless", false, "run the proxy and serve the UI to a browser instead of opening a window")
+	fl.StringVar(&o.dataDir, "data-dir", defaultDataDir(), "data directory (env LONGHAUL_DATA_DIR)")
+	fl.IntVar(&o.port, "port", 0, "proxy port for this run, overriding proxy.port")
+	fl.StringVar(&o.uiAddr, "ui-addr", "127.0.0.1:8046", "address of the browser UI in headless mode")
+	fl.BoolVar(&o.minimized, "minimized", false, "start with the window hidden (used by autostart)")
+	getVersion := fl.Bool("version", false, "print the version and exit")
+	if err := fl.Parse(args); err != nil {
+		return o, 2, true
+	}
+	if *getVersion {
+		fmt.Println("longhaul", version)
+		return o, 0, true
+	}
+	o.args = fl.Args()
+	return o, 0, false
+}
+
+// runCommand runs a CLI subcommand (app/cli) against the data dir.
+func runCommand(ctx context.Context, o options) int {
+	c := &cli.CLI{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, DataDir: o.dataDir, Open: openStore}
+	if err := c.Run(ctx, o.args); err != nil {
+		if !errors.Is(err, cli.ErrUsage) {
+			fmt.Fprintln(os.Stderr, "longhaul:", err)
+		}
+		return 1
+	}
+	return 0
+}
+
+// serve wires the parts top to bottom — store → recorder and revocation sink → proxy → app →
+// door — and runs the window, or the headless UI, until the user quits.
+func serve(ctx context.Context, o options, log *slog.Logger) error {
 	assets, err := fs.Sub(frontendDist, "frontend/dist")
 	if err != nil {
-		log.Error("frontend assets", "err", err)
-		return 1
+		return fmt.Errorf("frontend assets: %w", err)
 	}
-	st, err := openStore(ctx, *dataDir)
+	st, err := openStore(ctx, o.dataDir)
 	if err != nil {
-		log.Error("open data dir", "dir", *dataDir, "err", err)
-		return 1
+		return fmt.Errorf("open data dir %s: %w", o.dataDir, err)
 	}
 	defer st.Close() //nolint:errcheck // every write has committed by now
-
-	// The proxy tells the app about revoked keys; the app is built after the
-	// proxy, so the hook reaches it through this variable.
-	var a *app.App
 	calibration, err := loadCalibration(ctx, st)
 	if err != nil {
 		log.Warn("estimator calibration not restored; starting neutral", "err", err)
 	}
-	// The recorder (history and live monitor) observes every exchange; it needs only the store.
-	rec := app.NewRecorder(st, app.RecorderOptions{Logger: log})
-	// The UI is also served on the proxy's port under /longhaul/; like the
-	// revocation hook, it reaches the app through a variable set below.
-	var proxyDoor http.Handler
-	srv, err := proxy.New(proxy.Config{}, proxy.Options{Logger: log, Calibrator: calibration, Observer: rec,
-		OnAccountRevoked: func(id int64, reason string) { a.AccountRevoked(id, reason) },
-		UI:               http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { proxyDoor.ServeHTTP(w, r) })})
+	// The proxy's two sinks need only the store: the recorder (history and the live feed)
+	// observes every exchange; revoked keys wait in their sink for the app to persist them.
+	rec := recorder.New(st, recorder.Options{Logger: log})
+	revoked := app.NewRevocations()
+	srv, err := proxy.New(proxy.Config{}, proxy.Options{Logger: log, Calibrator: calibration, Observer: rec, OnAccountRevoked: revoked.Revoke})
 	if err != nil {
-		log.Error("proxy", "err", err)
-		return 1
+		return fmt.Errorf("proxy: %w", err)
 	}
-	a = app.New(app.Deps{Store: st, Proxy: srv, Logger: log, Version: version, DataDir: *dataDir, Overrides: app.Overrides{Port: *port}, Recorder: rec,
-		Update: app.UpdateConfig{Repo: updateRepo, APIURL: updateAPI, PublicKey: updateKey}})
-	proxyDoor = a.ProxyDoor(assets)
+	a := app.New(app.Deps{Store: st, Proxy: srv, Logger: log, Version: version, DataDir: o.dataDir,
+		Overrides: app.Overrides{Port: o.port}, Recorder: rec, Revocations: revoked,
+		Update: update.Config{Repo: updateRepo, APIURL: updateAPI, PublicKey: updateKey}})
+	ui := door.New(a, assets, door.Options{Logger: log})
+	srv.SetUI(ui.ProxyHandler()) // the UI also rides on the proxy's port under /longhaul/
 	if err := a.Reload(ctx); err != nil {
-		log.Error("load settings", "err", err)
-		return 1
+		return fmt.Errorf("load settings: %w", err)
 	}
 	if _, err := a.SetProxyEnabled(ctx, true); err != nil {
-		log.Error("start proxy", "err", err)
-		if *headless {
-			return 1
+		if o.headless {
+			return fmt.Errorf("start proxy: %w", err)
 		}
+		log.Error("start proxy", "err", err) // the window shows why and offers the toggle
 	}
 	runCtx, cancelRun := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -143,26 +173,24 @@ func run(args []string) int {
 		}
 	}()
 
-	if !*headless {
-		if ok, why := app.CanShowWindow(); ok {
-			if err := a.RunDesktop(assets, *minimized); err != nil {
-				log.Error("window", "err", err)
-				return 1
+	if !o.headless {
+		ok, why := desktop.CanShowWindow()
+		if ok {
+			if err := a.RunDesktop(assets, o.minimized); err != nil {
+				return fmt.Errorf("window: %w", err)
 			}
-			return 0
-		} else {
-			log.Warn("cannot open a window; running headless", "reason", why)
+			return nil
 		}
+		log.Warn("cannot open a window; running headless", "reason", why)
 	}
-	if err := serveHeadless(ctx, a, assets, *uiAddr, log); err != nil {
-		log.Error("headless UI", "err", err)
-		return 1
+	if err := serveHeadless(ctx, a, ui, o.uiAddr, log); err != nil {
+		return fmt.Errorf("headless UI: %w", err)
 	}
-	return 0
+	return nil
 }
 
-// serveHeadless serves the UI door until ctx is done (Ctrl-C, SIGTERM).
-func serveHeadless(ctx context.Context, a *app.App, assets fs.FS, addr string, log *slog.Logger) error {
+// serveHeadless serves the UI's door on its own address until ctx is done (Ctrl-C, SIGTERM).
+func serveHeadless(ctx context.Context, a *app.App, ui *door.Door, addr string, log *slog.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
@@ -171,7 +199,7 @@ func serveHeadless(ctx context.Context, a *app.App, assets fs.FS, addr string, l
 	// does not wait on them.
 	base, cancelBase := context.WithCancel(context.Background())
 	defer cancelBase()
-	srv := &http.Server{Handler: a.Door(assets), ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return base }}
+	srv := &http.Server{Handler: ui.Handler(), ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return base }}
 	st := a.Status()
 	fmt.Printf("Longhaul %s\nProxy: %s (running: %t)\nLonghaul UI: http://%s/\nAlso on the proxy's port: %s/longhaul/\n", version, st.BaseURL, st.Running, ln.Addr(), st.BaseURL)
 	errc := make(chan error, 1)

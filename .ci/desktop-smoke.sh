@@ -14,7 +14,7 @@ port=$(shuf -i 20000-45000 -n 1) # the proxy refuses to start if it is taken, fa
 # A stand-in tray host (owns org.kde.StatusNotifierWatcher, reads and clicks the
 # tray menu over DBus) and a window manager's close button (WM_DELETE_WINDOW;
 # there is no window manager on the virtual display).
-(cd "$(dirname "$0")/.." && go build -o "$work/trayhost" ./app/internal/traytest/cmd/trayhost)
+(cd "$(dirname "$0")/.." && go build -o "$work/trayhost" ./app/tray/internal/traytest/cmd/trayhost)
 cat > "$work/wmclose.py" <<'PY'
 import ctypes, sys
 x = ctypes.cdll.LoadLibrary("libX11.so.6")

@@ -1,6 +1,7 @@
-// Package app is everything the user touches: the bound facades of the window,
-// the headless HTTP door that serves the same UI to a browser, the CLI, and
-// the glue that pushes settings and accounts from the store into the proxy.
+// Package app connects the store and the proxy: it pushes settings and accounts into the
+// proxy (at start, and whenever the database changes), persists what the proxy learns
+// (revoked keys, the estimator's calibration), and offers the per-domain facades the window
+// binds and the HTTP door (app/door) serves. Only main uses it.
 package app
 
 import (
@@ -11,6 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"longhaul/app/autostart"
+	"longhaul/app/recorder"
+	"longhaul/app/update"
 	"longhaul/proxy"
 	"longhaul/store"
 )
@@ -29,21 +33,16 @@ type App struct {
 	version   string
 	dataDir   string
 	overrides Overrides
-	events    *Hub
+	now       func() time.Time
+	events    *recorder.Feed     // the one live feed: status events and history batches
+	recorder  *recorder.Recorder // history; nil: none
+	revoked   *Revocations       // 401/403s to persist, off the request path (revocation.go)
 
-	mu      sync.Mutex // serialises reloads and toggles
+	mu      sync.Mutex // serialises reloads, toggles and revocations
 	lastErr string     // why the proxy is not running, if it should be
 
-	revocations chan revocation // 401/403s to persist, off the request path
-	recorder    *Recorder       // history and live monitor (history.go); nil: none
-
-	autostart *autostart // the login entry, following app.autostart (autostart.go)
-	updates   *updater   // self-update, following app.check_updates (update.go)
-}
-
-type revocation struct {
-	accountID int64
-	reason    string
+	autostart *autostart.Entry // the login entry, following app.autostart (shell.go)
+	updates   *update.Updater  // self-update, following app.check_updates
 }
 
 // Deps are App's collaborators.
@@ -54,13 +53,20 @@ type Deps struct {
 	Version   string
 	DataDir   string
 	Overrides Overrides
-	Recorder  *Recorder // the proxy's Observer, built before the proxy; nil: no history
+	// Recorder is the proxy's Observer, built before the proxy; its feed carries the app's
+	// events too. Nil: no history, and the app makes a feed of its own.
+	Recorder *recorder.Recorder
+	// Revocations is the proxy's OnAccountRevoked sink, built before the proxy. Nil: the app
+	// makes one nobody feeds.
+	Revocations *Revocations
+	// Now is the clock of the history views (which session is bound). Nil: time.Now.
+	Now func() time.Time
 
 	// Update is the release source built into the binary; zero: updates off.
-	Update UpdateConfig
+	Update update.Config
 }
 
-// New returns an App; call Load before serving.
+// New returns an App; call Reload before serving, so the proxy has its settings and accounts.
 func New(d Deps) *App {
 	log := d.Logger
 	if log == nil {
@@ -68,27 +74,22 @@ func New(d Deps) *App {
 	}
 	a := &App{
 		store: d.Store, proxy: d.Proxy, log: log, version: d.Version, dataDir: d.DataDir,
-		overrides: d.Overrides, events: NewHub(), revocations: make(chan revocation, 64),
-		recorder: d.Recorder,
+		overrides: d.Overrides, now: d.Now, recorder: d.Recorder, revoked: d.Revocations,
 	}
-	a.autostart = newAutostart(d.DataDir)
-	a.updates = newUpdater(d.Update, d.Version, log, func(st UpdateStatus) { a.events.Publish(EventUpdateStatus, st) })
+	if a.now == nil {
+		a.now = time.Now
+	}
+	a.events = recorder.NewFeed()
+	if a.recorder != nil {
+		a.events = a.recorder.Feed()
+	}
+	if a.revoked == nil {
+		a.revoked = NewRevocations()
+	}
+	a.autostart = autostart.New(d.DataDir)
+	a.updates = update.New(d.Update, d.Version, update.Options{Logger: log, OnChange: func(st update.Status) { a.events.Publish(EventUpdateStatus, st) }})
 	return a
 }
-
-// AccountRevoked is the proxy's hook for an account an upstream refused with
-// 401/403. It never blocks: Run persists the change; the proxy has already
-// stopped using the account.
-func (a *App) AccountRevoked(accountID int64, reason string) {
-	select {
-	case a.revocations <- revocation{accountID, reason}:
-	default:
-		a.log.Warn("account disable not persisted (queue full)", "account", accountID)
-	}
-}
-
-// Events is the fan-out the UI doors subscribe to.
-func (a *App) Events() *Hub { return a.events }
 
 // Reload reads settings and accounts from the store and pushes them into the
 // proxy. It runs at start and whenever the database changes (the CLI, another
@@ -100,13 +101,13 @@ func (a *App) Reload(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("load settings: %w", err)
 	}
-	accounts, err := a.store.Accounts(ctx)
-	if err != nil {
-		return fmt.Errorf("load accounts: %w", err)
+	if err := a.loadAccountsLocked(ctx); err != nil {
+		return err
 	}
 	a.applyAppSettings(settings.App)
-	a.configureHistory(settings.History)
-	a.proxy.SetAccounts(proxyAccounts(accounts))
+	if a.recorder != nil {
+		a.recorder.Configure(settings.History) // the proxy gets its capture settings through proxyConfig
+	}
 	if err := a.proxy.Reconfigure(proxyConfig(settings, a.overrides)); err != nil {
 		a.lastErr = err.Error()
 		a.log.Error("settings not applied", "err", err)
@@ -117,7 +118,19 @@ func (a *App) Reload(ctx context.Context) error {
 	return nil
 }
 
-// Run keeps the proxy in step with the store until ctx is done.
+// loadAccountsLocked pushes the stored accounts into the proxy: the store owns whether an
+// account is enabled, the proxy's pool follows.
+func (a *App) loadAccountsLocked(ctx context.Context) error {
+	accounts, err := a.store.Accounts(ctx)
+	if err != nil {
+		return fmt.Errorf("load accounts: %w", err)
+	}
+	a.proxy.SetAccounts(proxyAccounts(accounts))
+	return nil
+}
+
+// Run keeps the proxy in step with the store, records history, persists
+// revocations and calibration, and checks for updates, until ctx is done.
 func (a *App) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -129,24 +142,12 @@ func (a *App) Run(ctx context.Context) {
 	})
 	wg.Go(func() { a.publishRequestCounts(ctx) })
 	wg.Go(func() { a.persistRevocations(ctx) })
-	wg.Go(func() { a.runHistory(ctx) })
-	wg.Go(func() { a.persistCalibration(ctx) })
-	wg.Go(func() { a.updates.run(ctx) })
-	wg.Wait()
-}
-
-func (a *App) persistRevocations(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case r := <-a.revocations:
-			a.log.Warn("upstream refused the account's key; account disabled", "account", r.accountID, "reason", r.reason)
-			if err := a.store.SetAccountEnabled(ctx, r.accountID, false, r.reason); err != nil && ctx.Err() == nil {
-				a.log.Error("persist account disable", "account", r.accountID, "err", err)
-			}
-		}
+	if a.recorder != nil {
+		wg.Go(func() { a.recorder.Run(ctx) })
 	}
+	wg.Go(func() { a.persistCalibration(ctx) })
+	wg.Go(func() { a.updates.Run(ctx) })
+	wg.Wait()
 }
 
 // publishRequestCounts tells the UI about traffic at most once a second, and
@@ -241,5 +242,8 @@ func (a *App) Shutdown(ctx context.Context) error {
 	if errors.Is(err, context.Canceled) {
 		err = nil
 	}
-	return errors.Join(err, a.flushHistory(ctx))
+	if a.recorder != nil {
+		err = errors.Join(err, a.recorder.Flush(context.WithoutCancel(ctx)))
+	}
+	return err
 }

@@ -9,8 +9,9 @@ import (
 // "bindings") runs this binary only to read the bound facades.
 const GeneratingBindings = generatingBindings
 
-// GenerateBindings lets Wails inspect the bound facades without opening a
-// store or starting the proxy.
+// GenerateBindings lets Wails inspect the bound facades (Proxy, Accounts, Settings, History,
+// Clients, Updates) without opening a store or starting the proxy.
 func GenerateBindings() error {
-	return wails.Run(&options.App{Bind: []any{&System{}}})
+	var a *App // the facades are only inspected, never called
+	return wails.Run(&options.App{Bind: a.Facades(nil).Bindings()})
 }

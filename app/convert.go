@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"longhaul/proxy"
+	"longhaul/proxy/pool"
 	"longhaul/store"
 )
 
@@ -41,7 +42,7 @@ func proxyConfig(s store.Settings, o Overrides) proxy.Config {
 		NoUsageScaling:      !x.EnableUsageScaling,
 	}
 	for _, m := range s.Proxy.ModelMap {
-		cfg.ModelMap = append(cfg.ModelMap, proxy.ModelMapping{Pattern: m.Pattern, Model: m.Model, Account: m.Account})
+		cfg.ModelMap = append(cfg.ModelMap, pool.ModelMapping{Pattern: m.Pattern, Model: m.Model, Account: m.Account})
 	}
 	if o.Port != 0 {
 		cfg.Port = o.Port
@@ -49,13 +50,13 @@ func proxyConfig(s store.Settings, o Overrides) proxy.Config {
 	return cfg
 }
 
-func proxyAccounts(accounts []store.Account) []proxy.Account {
-	out := make([]proxy.Account, 0, len(accounts))
+func proxyAccounts(accounts []store.Account) []pool.Account {
+	out := make([]pool.Account, 0, len(accounts))
 	for _, a := range accounts {
-		out = append(out, proxy.Account{
+		out = append(out, pool.Account{
 			ID: a.ID, Label: a.Label, Kind: a.Kind, BaseURL: a.BaseURL,
 			Secret: a.Secret, Enabled: a.Enabled, Models: a.Models,
-			Priority: a.Priority, Weight: a.Weight, UpdatedAt: a.UpdatedAt,
+			Priority: a.Priority, Weight: a.Weight,
 		})
 	}
 	return out

@@ -1,122 +1,121 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
-	"sync"
+	"strconv"
 	"time"
 
+	"longhaul/app/recorder"
 	"longhaul/store"
 )
 
 // ErrNoHistory is returned by history views when the app runs without a recorder.
 var ErrNoHistory = errors.New("history is not recorded in this process")
 
-// EventHistoryExchanges carries live batches of exchanges (their latest state) to the window.
-// Mirrored in frontend/src/events.ts.
-const EventHistoryExchanges = "history:exchanges"
+// ErrBadQuery marks a query parameter that could not be read (errors.Is); the HTTP door
+// answers 400. The error's text says which parameter and why.
+var ErrBadQuery = errors.New("bad query parameter")
 
-// runHistory runs the recorder and relays its live batches to the UI hub, until ctx is done.
-func (a *App) runHistory(ctx context.Context) {
-	if a.recorder == nil {
-		return
+type queryError string
+
+func (e queryError) Error() string        { return string(e) }
+func (e queryError) Is(target error) bool { return target == ErrBadQuery }
+
+func badQuery(format string, args ...any) error { return queryError(fmt.Sprintf(format, args...)) }
+
+// History reads the recorded exchanges: lists, details, exports, sessions, context pressure
+// and traffic statistics. Filters come as the HTTP door's query parameters (the door passes
+// its query through), so the UI builds one query for both doors.
+type History struct{ bound }
+
+// List lists recorded exchanges, newest first (q: since, until, status, model, account,
+// session, route, compacted, q, before, limit; see historyFilter).
+func (h *History) List(q map[string]string) (store.HistoryPage, error) {
+	f, err := historyFilter(q)
+	if err != nil {
+		return store.HistoryPage{}, err
 	}
-	var wg sync.WaitGroup
-	wg.Go(func() { a.recorder.Run(ctx) })
-	wg.Go(func() { a.relayLive(ctx) })
-	wg.Wait()
+	return h.app.store.ListExchanges(h.ctx(), f)
 }
 
-// relayLive forwards feed batches to the hub (and so to the window). A new hub subscriber
-// gets the last batch again; exchanges carry their state, and a view keeps a finished record
-// over a started one.
-func (a *App) relayLive(ctx context.Context) {
-	for {
-		batches, unsubscribe := a.recorder.Feed().Subscribe()
-		for open := true; open; {
-			select {
-			case <-ctx.Done():
-				unsubscribe()
-				return
-			case b, ok := <-batches:
-				if !ok {
-					open = false // fell behind: subscribe again
-					break
-				}
-				a.events.Publish(EventHistoryExchanges, b)
-			}
-		}
-		unsubscribe()
+// Detail returns one exchange with attempts, compaction steps and bodies.
+func (h *History) Detail(id string) (store.Exchange, error) {
+	return h.app.store.Exchange(h.ctx(), id)
+}
+
+// Export returns the filtered exchanges (List's q) as JSON Lines, oldest first.
+func (h *History) Export(q map[string]string) (string, error) {
+	var buf bytes.Buffer
+	if _, err := h.app.ExportHistory(h.ctx(), q, &buf); err != nil {
+		return "", err
 	}
+	return buf.String(), nil
 }
 
-// configureHistory applies the history settings to the recorder (the proxy gets its capture
-// settings through proxyConfig).
-func (a *App) configureHistory(h store.HistorySettings) {
-	if a.recorder != nil {
-		a.recorder.Configure(h)
+// ExportHistory writes the exchanges matching q (History.List's parameters) to w as JSON
+// Lines and returns how many; the HTTP door streams it. A bad parameter fails before
+// anything is written.
+func (a *App) ExportHistory(ctx context.Context, q map[string]string, w io.Writer) (int, error) {
+	f, err := historyFilter(q)
+	if err != nil {
+		return 0, err
 	}
+	return a.store.ExportExchanges(ctx, f, w)
 }
 
-// flushHistory commits what the recorder still holds; Shutdown calls it after the proxy has
-// drained, so the last requests are kept.
-func (a *App) flushHistory(ctx context.Context) error {
-	if a.recorder == nil {
-		return nil
+// Sessions lists the sessions seen since q's since (RFC 3339), most recent first, at most
+// q's limit, each with the account it is bound to.
+func (h *History) Sessions(q map[string]string) ([]store.Session, error) {
+	since, err := timeParam(q, "since")
+	limit, lerr := intParam(q, "limit")
+	if err = errors.Join(err, lerr); err != nil {
+		return nil, err
 	}
-	return a.recorder.Flush(context.WithoutCancel(ctx))
-}
-
-// Recorder returns the history recorder, nil when there is none.
-func (a *App) Recorder() *Recorder { return a.recorder }
-
-// History lists recorded exchanges, newest first, one page at a time.
-func (a *App) History(ctx context.Context, f store.HistoryFilter) (store.HistoryPage, error) {
-	return a.store.ListExchanges(ctx, f)
-}
-
-// HistoryDetail returns one exchange with its attempts, compaction steps and bodies.
-func (a *App) HistoryDetail(ctx context.Context, id string) (store.Exchange, error) {
-	return a.store.Exchange(ctx, id)
-}
-
-// HistorySessions lists sessions seen since the given time, most recent first.
-func (a *App) HistorySessions(ctx context.Context, since time.Time, limit int) ([]store.Session, error) {
-	sessions, err := a.store.Sessions(ctx, since, limit)
+	sessions, err := h.app.store.Sessions(h.ctx(), since, limit)
 	if err != nil {
 		return nil, err
 	}
-	now := a.clock()
+	now := h.app.now()
 	for i := range sessions {
-		if acct, ok := a.proxy.Pool().SessionAccount(sessions[i].ID, now); ok {
+		if acct, ok := h.app.proxy.Pool().SessionAccount(sessions[i].ID, now); ok {
 			sessions[i].BoundAccount = acct.Name()
 		}
 	}
 	return sessions, nil
 }
 
-// clock is the recorder's injectable clock, else the wall clock.
-func (a *App) clock() time.Time {
-	if a.recorder != nil {
-		return a.recorder.now()
+// Stats aggregates traffic per account, model and bucket (q: since, until, bucket hour|day;
+// since defaults to a day ago).
+func (h *History) Stats(q map[string]string) (store.Stats, error) {
+	since, until, err := statsRange(q)
+	if err != nil {
+		return store.Stats{}, err
 	}
-	return time.Now()
+	return h.app.store.HistoryStats(h.ctx(), since, until, q["bucket"])
 }
 
-// HistoryStats aggregates traffic per account, model and hour or day.
-func (a *App) HistoryStats(ctx context.Context, since, until time.Time, bucket string) (store.Stats, error) {
-	return a.store.HistoryStats(ctx, since, until, bucket)
-}
-
-// ExportHistory writes the matching exchanges as JSON Lines.
-func (a *App) ExportHistory(ctx context.Context, f store.HistoryFilter, w io.Writer) (int, error) {
-	return a.store.ExportExchanges(ctx, f, w)
+// StatsSeries is traffic per account or model per hour or day, for one chart line each (q:
+// since, until, bucket hour|day, by account|model; since defaults to a day ago).
+func (h *History) StatsSeries(q map[string]string) (store.StatsSeries, error) {
+	since, until, err := statsRange(q)
+	if err != nil {
+		return store.StatsSeries{}, err
+	}
+	switch q["by"] {
+	case "", "account", "model":
+	default:
+		return store.StatsSeries{}, badQuery("by: %q is not account or model", q["by"])
+	}
+	return h.app.store.HistoryStatsSeries(h.ctx(), since, until, q["bucket"], q["by"])
 }
 
 // HistoryStatus is the recorder's health for the UI.
 type HistoryStatus struct {
-	RecorderStats
+	recorder.Stats
 	DatabaseBytes int64 `json:"databaseBytes"`
 }
 
@@ -129,5 +128,80 @@ func (a *App) HistoryStatus(ctx context.Context) (HistoryStatus, error) {
 	if err != nil {
 		return HistoryStatus{}, err
 	}
-	return HistoryStatus{RecorderStats: a.recorder.Stats(), DatabaseBytes: size}, nil
+	return HistoryStatus{Stats: a.recorder.Stats(), DatabaseBytes: size}, nil
+}
+
+// historyFilter reads a list filter: since, until (RFC 3339), status (2xx|3xx|4xx|5xx|error|
+// ok), model, account, session, route, compacted (true), q (text), before (cursor), limit.
+func historyFilter(q map[string]string) (store.HistoryFilter, error) {
+	f := store.HistoryFilter{
+		StatusClass: q["status"], Model: q["model"], Account: q["account"],
+		Session: q["session"], Route: q["route"], Text: q["q"],
+	}
+	var errs []error
+	var err error
+	f.Since, err = timeParam(q, "since")
+	errs = append(errs, err)
+	f.Until, err = timeParam(q, "until")
+	errs = append(errs, err)
+	f.Limit, err = intParam(q, "limit")
+	errs = append(errs, err)
+	var before int
+	before, err = intParam(q, "before")
+	f.Before = int64(before)
+	errs = append(errs, err)
+	if c := q["compacted"]; c != "" {
+		f.Compacted, err = strconv.ParseBool(c)
+		if err != nil {
+			errs = append(errs, badQuery("compacted: %q is not true or false", c))
+		}
+	}
+	switch f.StatusClass {
+	case "", "2xx", "3xx", "4xx", "5xx", "error", "ok":
+	default:
+		errs = append(errs, badQuery("status: %q is not 2xx, 3xx, 4xx, 5xx, error or ok", f.StatusClass))
+	}
+	return f, errors.Join(errs...)
+}
+
+// statsRange reads since, until and bucket; since defaults to a day ago.
+func statsRange(q map[string]string) (since, until time.Time, err error) {
+	since, err = timeParam(q, "since")
+	until, uerr := timeParam(q, "until")
+	if err = errors.Join(err, uerr); err != nil {
+		return since, until, err
+	}
+	switch q["bucket"] {
+	case "", "hour", "day":
+	default:
+		return since, until, badQuery("bucket: %q is not hour or day", q["bucket"])
+	}
+	if since.IsZero() {
+		since = time.Now().AddDate(0, 0, -1)
+	}
+	return since, until, nil
+}
+
+func timeParam(q map[string]string, name string) (time.Time, error) {
+	v := q[name]
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, badQuery("%s: %q is not an RFC 3339 time", name, v)
+	}
+	return t, nil
+}
+
+func intParam(q map[string]string, name string) (int, error) {
+	v := q[name]
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, badQuery("%s: %q is not a non-negative number", name, v)
+	}
+	return n, nil
 }

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"time"
 
 	"longhaul/proxy"
@@ -32,23 +31,25 @@ type Pressure struct {
 	// served its latest request; Bound says which.
 	Account string    `json:"account"`
 	Bound   bool      `json:"bound"`
-	At      time.Time `json:"at"` // when the latest request started
+	At      time.Time `json:"at" ts_type:"string"` // when the latest request started
 }
 
-// thresholds are the proxy's compaction thresholds, zero meaning SPEC's defaults.
+// thresholds are the proxy's compaction thresholds, zero meaning the compactor's defaults.
 func thresholds(c proxy.CompactionConfig) [3]float64 {
+	def := compact.DefaultThresholds()
 	t := [3]float64{c.ThresholdL1, c.ThresholdL2, c.ThresholdL3}
-	for i, def := range [3]float64{0.4, 0.55, 0.7} {
+	for i, d := range [3]float64{def.L1, def.L2, def.L3} {
 		if t[i] <= 0 {
-			t[i] = def
+			t[i] = d
 		}
 	}
 	return t
 }
 
-// SessionPressure answers for a session, or for the most recently active one when id is ""
-// or "latest". store.ErrNotFound (wrapped) when there is no such session in history.
-func (a *App) SessionPressure(ctx context.Context, id string) (Pressure, error) {
+// Pressure reports a session's context pressure, or the most recently active one's when id
+// is "" or "latest"; store.ErrNotFound (wrapped) when there is no such session in history.
+func (h *History) Pressure(id string) (Pressure, error) {
+	a, ctx := h.app, h.ctx()
 	if id == "latest" {
 		id = ""
 	}
@@ -85,7 +86,7 @@ func (a *App) SessionPressure(ctx context.Context, id string) (Pressure, error) 
 			break
 		}
 	}
-	if acct, ok := a.proxy.Pool().SessionAccount(e.SessionID, a.clock()); ok {
+	if acct, ok := a.proxy.Pool().SessionAccount(e.SessionID, a.now()); ok {
 		p.Account, p.Bound = acct.Name(), true
 	}
 	return p, nil

@@ -24,6 +24,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"longhaul/proxy/pool"
 )
 
 const (
@@ -99,7 +101,7 @@ func startBenchProxy(kind, upstream string) (base string, stop func(), err error
 		if err != nil {
 			return "", nil, err
 		}
-		srv.SetAccounts([]Account{{ID: 1, Label: "bench", Kind: "anthropic", BaseURL: upstream, Secret: "sk-ant-bench-upstream-0001", Enabled: true}})
+		srv.SetAccounts([]pool.Account{{ID: 1, Label: "bench", Kind: "anthropic", BaseURL: upstream, Secret: "sk-ant-bench-upstream-0001", Enabled: true}})
 		if err := srv.Start(); err != nil {
 			return "", nil, err
 		}

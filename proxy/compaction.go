@@ -10,6 +10,7 @@ import (
 
 	"longhaul/proxy/anthropic"
 	"longhaul/proxy/compact"
+	"longhaul/proxy/pool"
 	"longhaul/proxy/sigcache"
 )
 
@@ -131,7 +132,7 @@ func (c *compactor) untouched(p anthropic.Peek, body []byte, model, session stri
 			if ms.Thinking > ms.Signed {
 				return 0, false
 			}
-			if ms.Count >= 2 && compact.ThinkingEnabled(p.ThinkingSpan.Of(body)) &&
+			if ms.Count >= 2 && anthropic.ThinkingEnabled(p.ThinkingSpan.Of(body)) &&
 				compact.LoopMissingThinking(ms.LastSpans[0].Of(body), ms.LastSpans[1].Of(body)) {
 				return 0, false
 			}
@@ -235,35 +236,35 @@ func (p *poolSummarizer) Summarize(ctx context.Context, h compact.History) (stri
 	var exclude []int64
 	var last error
 	for range cfg.MaxAttempts {
-		acct, err := s.pool.Pick(Pick{Model: p.model, Exclude: exclude}, s.now())
+		acct, err := s.pool.Pick(pool.Pick{Model: p.model, Exclude: exclude}, s.now())
 		if err != nil {
 			if last != nil {
 				return "", last
 			}
 			return "", fmt.Errorf("no account for the summary model %s: %w", p.model, err)
 		}
-		model, _ := mapModel(cfg.ModelMap, p.model, acct)
+		model, _ := pool.MapModel(cfg.ModelMap, p.model, acct)
 		sum := compact.HTTPSummarizer{BaseURL: acct.BaseURL, APIKey: acct.Secret, Model: model,
 			Client: &http.Client{Transport: s.transport}}
 		start := s.now()
 		text, err := sum.Summarize(ctx, h)
 		if err == nil {
-			s.pool.Report(acct.ID, p.model, Outcome{Kind: OutcomeSuccess}, s.now())
+			s.pool.Report(acct.ID, p.model, pool.Outcome{Kind: pool.OutcomeSuccess}, s.now())
 			s.log.Info("[Layer-3] summary written", "account", acct.Name(), "model", model, "took", s.now().Sub(start), "chars", len(text))
 			return text, nil
 		}
 		if ctx.Err() != nil {
 			return "", err
 		}
-		out := Outcome{Kind: OutcomeOverloaded, Reason: err.Error()}
+		out := pool.Outcome{Kind: pool.OutcomeOverloaded, Reason: err.Error()}
 		var he *compact.SummaryHTTPError
 		if errors.As(err, &he) {
-			out = classify(he.Status, he.Header, he.Body, 0, s.now())
+			out = pool.Classify(he.Status, he.Header, he.Body, 0, s.now())
 		}
 		s.pool.Report(acct.ID, p.model, out, s.now())
 		s.log.Warn("[Layer-3] summary attempt failed", "account", acct.Name(), "model", model, "err", err)
 		last = fmt.Errorf("account %s: %w", acct.Name(), err)
-		if out.Kind == OutcomeSuccess { // a 4xx about the call itself: another account will not help
+		if !out.Kind.Retryable() { // e.g. a 400 about the call itself: every account would say the same
 			return "", last
 		}
 		exclude = append(exclude, acct.ID)

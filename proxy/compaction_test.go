@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"longhaul/proxy/compact"
+	"longhaul/proxy/pool"
 	"longhaul/proxy/proxytest"
 )
 
@@ -57,7 +58,7 @@ func newCompactionFixture(t *testing.T, cc CompactionConfig) (*fixture, *syncLog
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.SetAccounts([]Account{{ID: 1, Label: "primary", BaseURL: up.URL, Secret: "sk-ant-upstream-secret-0001", Enabled: true}})
+	srv.SetAccounts([]pool.Account{{ID: 1, Label: "primary", BaseURL: up.URL, Secret: "sk-ant-upstream-secret-0001", Enabled: true}})
 	front := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() {
 		up.Release()

@@ -6,6 +6,8 @@ import (
 	"net"
 	"strconv"
 	"time"
+
+	"longhaul/proxy/pool"
 )
 
 // Config is what the proxy reads for each request. It is immutable once
@@ -26,13 +28,13 @@ type Config struct {
 	// KeepAlive is how long a stream may be idle before the proxy writes an
 	// SSE comment; 0 means 15 s.
 	KeepAlive time.Duration
-	// Policy is the rotation policy (PolicyRoundRobin, …); "" means round-robin.
+	// Policy is the rotation policy (pool.PolicyRoundRobin, …); "" means round-robin.
 	Policy string
 	// NoSessionAffinity turns off keeping a session on one account (on by
 	// default: upstream prompt caches are per account).
 	NoSessionAffinity bool
 	// ModelMap rewrites client model names to upstream ones.
-	ModelMap []ModelMapping
+	ModelMap []pool.ModelMapping
 	// Compaction configures context pressure, compaction and signature
 	// repair on /v1/messages. The zero value is SPEC's defaults, all on.
 	Compaction CompactionConfig
@@ -112,7 +114,7 @@ func (c Config) Addr() string {
 
 // Loopback reports whether the bind address only accepts local connections.
 func (c Config) Loopback() bool {
-	return isLoopbackHost(c.withDefaults().Bind)
+	return IsLoopbackHost(c.withDefaults().Bind)
 }
 
 // Validate reports a config the proxy must refuse to run with.
@@ -124,7 +126,7 @@ func (c Config) Validate() error {
 	if c.Bind != "localhost" && net.ParseIP(c.Bind) == nil {
 		return fmt.Errorf("bind address %q is not an IP address", c.Bind)
 	}
-	if _, err := NewSelector(c.Policy); err != nil {
+	if _, err := pool.NewSelector(c.Policy); err != nil {
 		return err
 	}
 	for i, m := range c.ModelMap {
@@ -141,7 +143,9 @@ func (c Config) Validate() error {
 	return nil
 }
 
-func isLoopbackHost(host string) bool {
+// IsLoopbackHost reports whether host (a name or an IP, without port or brackets) is
+// "localhost" or a loopback address.
+func IsLoopbackHost(host string) bool {
 	if host == "localhost" {
 		return true
 	}

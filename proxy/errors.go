@@ -1,10 +1,11 @@
 package proxy
 
 import (
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"time"
+
+	"longhaul/proxy/anthropic"
 )
 
 // Error is an error the proxy answers itself, in Anthropic's shape:
@@ -22,36 +23,23 @@ func newError(status int, typ, msg string) *Error {
 	return &Error{Status: status, Type: typ, Message: msg}
 }
 
-// Anthropic's error types, by the status it uses them with.
+// Short names for the error types of proxy/anthropic the proxy answers with.
 const (
-	errInvalidRequest  = "invalid_request_error" // 400
-	errAuthentication  = "authentication_error"  // 401
-	errPermission      = "permission_error"      // 403
-	errNotFound        = "not_found_error"       // 404
-	errRequestTooLarge = "request_too_large"     // 413
-	errAPI             = "api_error"             // 500, 502
-	errOverloaded      = "overloaded_error"      // 503, 529
-	errTimeout         = "timeout_error"         // 504
+	errInvalidRequest  = anthropic.InvalidRequestError
+	errAuthentication  = anthropic.AuthenticationError
+	errPermission      = anthropic.PermissionError
+	errNotFound        = anthropic.NotFoundError
+	errRequestTooLarge = anthropic.RequestTooLarge
+	errAPI             = anthropic.APIError
+	errOverloaded      = anthropic.OverloadedError
+	errTimeout         = anthropic.TimeoutError
 )
 
-type errorBody struct {
-	Type  string      `json:"type"`
-	Error errorDetail `json:"error"`
-}
+// errorBody is the error shape as the pool's classifier and the tests read it.
+type errorBody = anthropic.ErrorBody
 
-type errorDetail struct {
-	Type    string `json:"type"`
-	Message string `json:"message"`
-}
-
-// errorJSON renders the Anthropic error body.
-func errorJSON(typ, msg string) []byte {
-	b, err := json.Marshal(errorBody{Type: "error", Error: errorDetail{Type: typ, Message: msg}})
-	if err != nil { // cannot happen for two strings
-		return []byte(`{"type":"error","error":{"type":"api_error","message":"internal error"}}`)
-	}
-	return b
-}
+// errorJSON renders an error body (for the tests' scripted upstreams).
+func errorJSON(typ, msg string) []byte { return anthropic.ErrorJSON(typ, msg) }
 
 func writeError(w http.ResponseWriter, e *Error) {
 	h := w.Header()
@@ -61,5 +49,5 @@ func writeError(w http.ResponseWriter, e *Error) {
 		h.Set("Retry-After", strconv.Itoa(int((e.RetryAfter+time.Second-1)/time.Second)))
 	}
 	w.WriteHeader(e.Status)
-	w.Write(errorJSON(e.Type, e.Message)) //nolint:errcheck // the client is gone if this fails
+	w.Write(anthropic.ErrorJSON(e.Type, e.Message)) //nolint:errcheck // the client is gone if this fails
 }

@@ -1,9 +1,10 @@
 package proxy
 
 import (
-	"bytes"
 	"net/http"
 	"time"
+
+	"longhaul/proxy/pool"
 )
 
 // Exchange is the record of one client request: what came in, where it went,
@@ -108,28 +109,19 @@ func (ex *Exchange) takeRequestBody() {
 	if ex.kept == nil {
 		return
 	}
-	ex.RequestBody = bytes.Clone(capBody(ex.kept.buf, ex.keptMax, &ex.BodiesTruncated))
+	ex.RequestBody = captureBytes(ex.kept.buf, ex.keptMax, &ex.BodiesTruncated)
 	ex.kept.unref()
 	ex.kept = nil
 }
 
-// capBody returns at most max bytes of b, noting a cut.
-func capBody(b []byte, max int, truncated *bool) []byte {
-	if max > 0 && len(b) > max {
-		*truncated = true
-		return b[:max]
-	}
-	return b
-}
-
 // outcome is what a committed exchange says about its account: a stream that
 // failed after its first byte still counts against the account.
-func (ex *Exchange) outcome() Outcome {
-	o := Outcome{Kind: OutcomeSuccess, Header: ex.rateLimit, Tokens: ex.Usage.InputTokens + ex.Usage.OutputTokens}
+func (ex *Exchange) outcome() pool.Outcome {
+	o := pool.Outcome{Kind: pool.OutcomeSuccess, Header: ex.rateLimit, Tokens: ex.Usage.InputTokens + ex.Usage.OutputTokens}
 	if ex.StreamOutcome == "upstream_error" || ex.abort {
-		o.Kind, o.Reason = OutcomeOverloaded, ex.ErrorMessage
+		o.Kind, o.Reason = pool.OutcomeOverloaded, ex.ErrorMessage
 		if ex.ErrorType == "rate_limit_error" {
-			o.Kind = OutcomeRateLimited
+			o.Kind = pool.OutcomeRateLimited
 		}
 	}
 	return o

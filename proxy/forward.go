@@ -1,11 +1,7 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +11,7 @@ import (
 
 	"longhaul/proxy/anthropic"
 	"longhaul/proxy/compact"
+	"longhaul/proxy/pool"
 )
 
 // statusClientClosed records a client that hung up (nginx's convention).
@@ -34,26 +31,14 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, co
 	w.Header().Set("Longhaul-Request-Id", ex.ID)
 	var body *requestBody
 	var peek anthropic.Peek
-	var modelSpan anthropic.Span
 	if hasBody {
-		var e *Error
-		body, peek, e = s.readBody(r, cfg.MaxBodyBytes)
-		if e != nil {
-			s.finish(ex, e.Status, e)
-			if e.Status != statusClientClosed {
-				writeError(w, e)
-			}
+		var ok bool
+		if body, peek, ok = s.inbound(w, r, cfg, ex, route); !ok {
 			return
 		}
 		defer body.release()
-		ex.BytesIn = int64(len(body.buf))
-		ex.Model, ex.SessionID = peek.Model, sessionID(peek.UserID)
-		if ex.SessionID == "" {
-			ex.SessionID = conversationID(peek.SystemSpan.Of(body.buf), peek.FirstMessageSpan.Of(body.buf))
-		}
-		modelSpan = peek.ModelSpan
-		ex.Stream = route == "messages" && peek.Stream
 	}
+	modelSpan := peek.ModelSpan
 	s.observer.Observe(*ex)
 
 	// base is what every attempt sends: the client's bytes, or the compacted
@@ -70,7 +55,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, co
 			return
 		}
 		if compacted.Changed {
-			modelSpan = anthropic.Span{}
+			modelSpan = anthropic.Span{} // where the model is in the rewrite
 			if p, err := anthropic.PeekRequest(base.buf); err == nil {
 				modelSpan = p.ModelSpan
 			}
@@ -83,13 +68,13 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, co
 	var last *upstreamFailure
 	var exclude []int64
 	for attempt := range cfg.MaxAttempts {
-		acct, err := s.pool.Pick(Pick{Model: ex.Model, SessionID: ex.SessionID, Exclude: exclude}, s.now())
+		acct, err := s.pool.Pick(pool.Pick{Model: ex.Model, SessionID: ex.SessionID, Exclude: exclude}, s.now())
 		if err != nil {
 			if last != nil {
 				break // pass on the last upstream failure: it says more than "no account"
 			}
 			e := newError(http.StatusServiceUnavailable, errOverloaded, err.Error())
-			var na *NoAccountError
+			var na *pool.NoAccountError
 			if errors.As(err, &na) {
 				e.RetryAfter = na.RetryAfter
 			}
@@ -100,8 +85,8 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, co
 		att := Attempt{AccountID: acct.ID, AccountName: acct.Name(), Start: s.now()}
 		sendBody := base
 		ex.ModelSent = ex.Model
-		if model, ok := mapModel(cfg.ModelMap, ex.Model, acct); ok && model != ex.Model && modelSpan.End > 0 {
-			sendBody, ex.ModelSent = withModel(base.buf, modelSpan, model), model
+		if model, ok := pool.MapModel(cfg.ModelMap, ex.Model, acct); ok && model != ex.Model && modelSpan.End > 0 {
+			sendBody, ex.ModelSent = staticBody(anthropic.WithModel(base.buf, modelSpan, model)), model
 		}
 		fail, committed := s.attempt(w, r, cfg, ex, acct, sendBody)
 		if sendBody != base {
@@ -132,16 +117,16 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, co
 			s.finish(ex, statusClientClosed, newError(statusClientClosed, "client_cancelled", "client closed the request"))
 			return
 		}
-		out := classify(fail.status, fail.header, fail.body, int(ex.BytesIn), s.now())
+		out := pool.Classify(fail.status, fail.header, fail.body, int(ex.BytesIn), s.now())
 		cooldown := s.pool.Report(acct.ID, ex.Model, out, s.now())
 		last = fail
-		if !out.Kind.retryable() {
+		if !out.Kind.Retryable() {
 			break
 		}
 		s.log.Info("upstream attempt failed", "id", ex.ID, "account", acct.Name(), "model", ex.Model,
 			"status", fail.status, "err", fail.message(), "cooldown", cooldown)
 		exclude = append(exclude, acct.ID)
-		if out.Kind == OutcomeOverloaded && attempt+1 < cfg.MaxAttempts && !sleepCtx(r.Context(), retryBackoff(attempt)) {
+		if out.Kind == pool.OutcomeOverloaded && attempt+1 < cfg.MaxAttempts && !sleepCtx(r.Context(), retryBackoff(attempt)) {
 			s.finish(ex, statusClientClosed, newError(statusClientClosed, "client_cancelled", "client closed the request"))
 			return
 		}
@@ -203,7 +188,7 @@ func (s *Server) compactStage(r *http.Request, cfg *Config, comp *compactor, ex 
 	if !res.Changed {
 		return body, res, false, nil
 	}
-	ex.ForwardedBody = capBody(res.Body, cfg.MaxCaptureBytes, &ex.BodiesTruncated)
+	ex.ForwardedBody = captureBytes(res.Body, cfg.MaxCaptureBytes, &ex.BodiesTruncated)
 	return staticBody(res.Body), res, false, nil
 }
 
@@ -252,7 +237,7 @@ func (s *Server) passOn(w http.ResponseWriter, cfg *Config, ex *Exchange, f *ups
 	w.Write(f.body) //nolint:errcheck // client gone
 	ex.ErrorType, ex.ErrorMessage = f.errorType(), f.message()
 	if cfg.CaptureBodies {
-		ex.ReplyBody = bytes.Clone(capBody(f.body, cfg.MaxCaptureBytes, &ex.BodiesTruncated))
+		ex.ReplyBody = captureBytes(f.body, cfg.MaxCaptureBytes, &ex.BodiesTruncated)
 	}
 	s.finish(ex, f.status, nil)
 }
@@ -266,9 +251,8 @@ type upstreamFailure struct {
 }
 
 func (f *upstreamFailure) errorType() string {
-	var b errorBody
-	if json.Unmarshal(f.body, &b) == nil && b.Error.Type != "" {
-		return b.Error.Type
+	if e, ok := anthropic.ParseError(f.body); ok && e.Type != "" {
+		return e.Type
 	}
 	if f.status == 0 {
 		return errAPI
@@ -280,9 +264,8 @@ func (f *upstreamFailure) message() string {
 	if f.err != nil {
 		return f.err.Error()
 	}
-	var b errorBody
-	if json.Unmarshal(f.body, &b) == nil && b.Error.Message != "" {
-		return b.Error.Message
+	if e, ok := anthropic.ParseError(f.body); ok && e.Message != "" {
+		return e.Message
 	}
 	return fmt.Sprintf("upstream answered %d", f.status)
 }
@@ -292,7 +275,7 @@ var errFirstEventTimeout = errors.New("upstream sent no response in time")
 // attempt sends the request to one account. It returns a failure when nothing
 // was written to the client (so another account may be tried); committed
 // reports that the response started, after which errors go in-band.
-func (s *Server) attempt(w http.ResponseWriter, r *http.Request, cfg *Config, ex *Exchange, acct Account, body *requestBody) (fail *upstreamFailure, committed bool) {
+func (s *Server) attempt(w http.ResponseWriter, r *http.Request, cfg *Config, ex *Exchange, acct pool.Account, body *requestBody) (fail *upstreamFailure, committed bool) {
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
 	// The timeout covers the wait for the first event of a stream, or the
@@ -327,14 +310,22 @@ func (s *Server) attempt(w http.ResponseWriter, r *http.Request, cfg *Config, ex
 
 // outboundRequest builds the upstream request from the buffered body; the
 // inbound request is never modified, so a retry can build it again.
-func outboundRequest(ctx context.Context, in *http.Request, acct Account, body *requestBody) (*http.Request, error) {
-	url := strings.TrimRight(acct.BaseURL, "/") + in.URL.Path
+func outboundRequest(ctx context.Context, in *http.Request, acct pool.Account, body *requestBody) (*http.Request, error) {
+	path := in.URL.Path
 	if in.URL.RawQuery != "" {
-		url += "?" + in.URL.RawQuery
+		path += "?" + in.URL.RawQuery
 	}
-	out, err := http.NewRequestWithContext(ctx, in.Method, url, http.NoBody)
+	h := make(http.Header, len(in.Header))
+	copyHeader(h, in.Header)
+	// Leaving Accept-Encoding unset lets the Transport negotiate gzip and
+	// decompress, so the relay can read the events it passes on. The
+	// client's key is replaced by the account's.
+	for _, k := range []string{"Accept-Encoding", "Content-Length", "Host", "Cookie"} {
+		h.Del(k)
+	}
+	out, err := anthropic.NewHTTPRequest(ctx, in.Method, acct.BaseURL, path, acct.Secret, h, nil)
 	if err != nil {
-		return nil, fmt.Errorf("account %s: bad base URL: %w", acct.Name(), err)
+		return nil, fmt.Errorf("account %s: %w", acct.Name(), err)
 	}
 	if body != nil {
 		out.Body = body.reader()
@@ -342,17 +333,25 @@ func outboundRequest(ctx context.Context, in *http.Request, acct Account, body *
 		// Lets the Transport replay the body on a stale keep-alive connection.
 		out.GetBody = func() (io.ReadCloser, error) { return body.reader(), nil }
 	}
-	copyHeader(out.Header, in.Header)
-	for _, h := range []string{"X-Api-Key", "Authorization", "Accept-Encoding", "Content-Length", "Host", "Cookie"} {
-		out.Header.Del(h)
-	}
-	// Leaving Accept-Encoding unset lets the Transport negotiate gzip and
-	// decompress, so the relay can read the events it passes on.
-	out.Header.Set("X-Api-Key", acct.Secret)
-	if out.Header.Get("Anthropic-Version") == "" {
-		out.Header.Set("Anthropic-Version", "2023-06-01")
-	}
 	return out, nil
+}
+
+// inbound reads an API request's body and records what the peek found on
+// ex: model, session and whether it streams. A failure has been answered
+// (unless the client left) and recorded when ok is false.
+func (s *Server) inbound(w http.ResponseWriter, r *http.Request, cfg *Config, ex *Exchange, route string) (body *requestBody, peek anthropic.Peek, ok bool) {
+	body, peek, e := s.readBody(r, cfg.MaxBodyBytes)
+	if e != nil {
+		s.finish(ex, e.Status, e)
+		if e.Status != statusClientClosed {
+			writeError(w, e)
+		}
+		return nil, peek, false
+	}
+	ex.BytesIn = int64(len(body.buf))
+	ex.Model, ex.SessionID = peek.Model, peek.SessionID(body.buf)
+	ex.Stream = route == "messages" && peek.Stream
+	return body, peek, true
 }
 
 // readBody buffers the request body within the limit (retries replay it)
@@ -394,63 +393,4 @@ func (s *Server) readBody(r *http.Request, limit int64) (*requestBody, anthropic
 		return nil, peek, newError(http.StatusBadRequest, errInvalidRequest, "malformed JSON request body: "+err.Error())
 	}
 	return nil, peek, newError(statusClientClosed, "client_cancelled", err.Error())
-}
-
-// withModel splices another model name into the body; every other byte is
-// the client's.
-func withModel(body []byte, span anthropic.Span, model string) *requestBody {
-	quoted, _ := json.Marshal(model) //nolint:errcheck // a string always encodes
-	buf := make([]byte, 0, len(body)-(span.End-span.Start)+len(quoted))
-	buf = append(append(append(buf, body[:span.Start]...), quoted...), body[span.End:]...)
-	return staticBody(buf)
-}
-
-// conversationID identifies a session whose client sends no user id: a hash
-// of the system prompt and the first user text, which stay the same for the
-// whole conversation. Empty when there is neither.
-func conversationID(system, firstMessage []byte) string {
-	var msg struct {
-		Content json.RawMessage `json:"content"`
-	}
-	var text string
-	if json.Unmarshal(firstMessage, &msg) == nil {
-		if json.Unmarshal(msg.Content, &text) != nil {
-			var blocks []struct{ Type, Text string }
-			if json.Unmarshal(msg.Content, &blocks) == nil {
-				var b strings.Builder
-				for _, bl := range blocks {
-					if bl.Type == "text" {
-						b.WriteString(bl.Text)
-					}
-				}
-				text = b.String()
-			}
-		}
-	}
-	if len(system) == 0 && text == "" {
-		return ""
-	}
-	h := sha256.New()
-	h.Write(system)
-	h.Write([]byte{0})
-	h.Write([]byte(text))
-	return "conv-" + hex.EncodeToString(h.Sum(nil)[:12])
-}
-
-// sessionID extracts the session from metadata.user_id. Claude Code sends
-// either "user_<hash>_account_<uuid>_session_<uuid>" or a JSON object string
-// with a session_id field; anything else is used whole.
-func sessionID(userID string) string {
-	if strings.HasPrefix(userID, "{") {
-		var v struct {
-			SessionID string `json:"session_id"`
-		}
-		if json.Unmarshal([]byte(userID), &v) == nil && v.SessionID != "" {
-			return v.SessionID
-		}
-	}
-	if _, after, ok := strings.Cut(userID, "_session_"); ok && after != "" {
-		return after
-	}
-	return userID
 }

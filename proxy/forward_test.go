@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"longhaul/proxy/pool"
 	"longhaul/proxy/proxytest"
 	"longhaul/proxy/sse"
 )
@@ -203,11 +204,11 @@ func TestMidStreamFailureBecomesErrorEvent(t *testing.T) {
 }
 
 func TestErrorsHaveAnthropicShape(t *testing.T) {
-	dead := Account{ID: 7, BaseURL: "http://127.0.0.1:" + strconv.Itoa(freePort(t)), Secret: "sk-dead-0000000000", Enabled: true}
+	dead := pool.Account{ID: 7, BaseURL: "http://127.0.0.1:" + strconv.Itoa(freePort(t)), Secret: "sk-dead-0000000000", Enabled: true}
 	tests := []struct {
 		name       string
 		cfg        Config
-		accounts   []Account
+		accounts   []pool.Account
 		reply      *proxytest.Reply
 		method     string
 		path, body string
@@ -220,9 +221,9 @@ func TestErrorsHaveAnthropicShape(t *testing.T) {
 		{name: "body over the limit", cfg: Config{MaxBodyBytes: 1024}, path: "/v1/messages", body: `{"x":"` + strings.Repeat("a", 2000) + `"}`, wantStatus: 413, wantType: "request_too_large"},
 		{name: "unknown route", path: "/v1/complete", body: `{}`, wantStatus: 404, wantType: "not_found_error"},
 		{name: "wrong method", method: "GET", path: "/v1/messages", wantStatus: 404, wantType: "not_found_error"},
-		{name: "upstream unreachable", accounts: []Account{dead}, path: "/v1/messages", body: streamRequest("m"), wantStatus: 502, wantType: "api_error"},
-		{name: "no account configured", accounts: []Account{}, path: "/v1/messages", body: streamRequest("m"), wantStatus: 503, wantType: "overloaded_error"},
-		{name: "all accounts disabled", accounts: []Account{{ID: 1, BaseURL: "http://127.0.0.1:1", Secret: "sk-x-000000000000", Enabled: false}}, path: "/v1/messages", body: streamRequest("m"), wantStatus: 503, wantType: "overloaded_error"},
+		{name: "upstream unreachable", accounts: []pool.Account{dead}, path: "/v1/messages", body: streamRequest("m"), wantStatus: 502, wantType: "api_error"},
+		{name: "no account configured", accounts: []pool.Account{}, path: "/v1/messages", body: streamRequest("m"), wantStatus: 503, wantType: "overloaded_error"},
+		{name: "all accounts disabled", accounts: []pool.Account{{ID: 1, BaseURL: "http://127.0.0.1:1", Secret: "sk-x-000000000000", Enabled: false}}, path: "/v1/messages", body: streamRequest("m"), wantStatus: 503, wantType: "overloaded_error"},
 		{name: "upstream 400 passed through", reply: ptr(proxytest.ErrorReply(400, "invalid_request_error", "max_tokens: too large")), path: "/v1/messages", body: streamRequest("m"), wantStatus: 400, wantType: "invalid_request_error"},
 		{name: "upstream 401 passed through", reply: ptr(proxytest.Unauthorized()), path: "/v1/messages", body: streamRequest("m"), wantStatus: 401, wantType: "authentication_error"},
 		{name: "upstream 429 passed through with retry-after", reply: ptr(proxytest.RateLimited(17)), path: "/v1/messages", body: streamRequest("m"), wantStatus: 429, wantType: "rate_limit_error", wantHeader: [2]string{"Retry-After", "17"}},
@@ -300,7 +301,7 @@ func TestRetryBeforeFirstByteUsesAnotherAccount(t *testing.T) {
 			f := newFixture(t, Config{})
 			second := proxytest.NewUpstream()
 			defer second.Close()
-			f.srv.SetAccounts([]Account{
+			f.srv.SetAccounts([]pool.Account{
 				{ID: 1, Label: "a", BaseURL: f.up.URL, Secret: "sk-aaaaaaaaaaaa", Enabled: true},
 				{ID: 2, Label: "b", BaseURL: second.URL, Secret: "sk-bbbbbbbbbbbb", Enabled: true},
 			})
@@ -326,7 +327,7 @@ func TestConnectionDroppedBeforeFirstEventIsRetried(t *testing.T) {
 	f := newFixture(t, Config{})
 	dropper := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic(http.ErrAbortHandler) }))
 	defer dropper.Close()
-	f.srv.SetAccounts([]Account{
+	f.srv.SetAccounts([]pool.Account{
 		{ID: 1, Label: "dropper", BaseURL: dropper.URL, Secret: "sk-aaaaaaaaaaaa", Enabled: true},
 		{ID: 2, Label: "good", BaseURL: f.up.URL, Secret: "sk-bbbbbbbbbbbb", Enabled: true},
 	})
@@ -399,7 +400,7 @@ func TestPooledBodiesSurviveConcurrencyAndRetries(t *testing.T) {
 	flaky := proxytest.NewUpstream()
 	defer flaky.Close()
 	flaky.SetDefault(proxytest.Overloaded())
-	f.srv.SetAccounts([]Account{
+	f.srv.SetAccounts([]pool.Account{
 		{ID: 1, BaseURL: flaky.URL, Secret: "sk-aaaaaaaaaaaa", Enabled: true},
 		{ID: 2, BaseURL: f.up.URL, Secret: "sk-bbbbbbbbbbbb", Enabled: true},
 	})
@@ -455,7 +456,7 @@ func TestTruncatedEventIsNotForwarded(t *testing.T) {
 		panic(http.ErrAbortHandler)
 	}))
 	defer cut.Close()
-	f := newFixture(t, Config{}, Account{ID: 1, BaseURL: cut.URL, Secret: "sk-aaaaaaaaaaaa", Enabled: true})
+	f := newFixture(t, Config{}, pool.Account{ID: 1, BaseURL: cut.URL, Secret: "sk-aaaaaaaaaaaa", Enabled: true})
 	resp := f.post(t, "/v1/messages", streamRequest("m"))
 	body := readAll(t, resp.Body)
 	if strings.Contains(body, "PARTIAL") {
@@ -492,7 +493,7 @@ func TestCountTokensFallsBackToTheEstimator(t *testing.T) {
 		io.WriteString(w, `{"type":"error","error":{"type":"not_found_error","message":"model: claude-nope"}}`)
 	}))
 	defer up.Close()
-	f := newFixture(t, Config{}, Account{ID: 1, BaseURL: up.URL, Secret: "sk-ant-count-test-0001", Enabled: true})
+	f := newFixture(t, Config{}, pool.Account{ID: 1, BaseURL: up.URL, Secret: "sk-ant-count-test-0001", Enabled: true})
 	resp := f.post(t, "/v1/messages/count_tokens", `{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"`+strings.Repeat("word ", 400)+`"}]}`)
 	body := readAll(t, resp.Body)
 	var ct struct {

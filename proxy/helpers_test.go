@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"longhaul/proxy/pool"
 	"longhaul/proxy/proxytest"
 	"longhaul/proxy/sse"
 )
@@ -62,7 +63,7 @@ type fixture struct {
 	obs   *recorder
 }
 
-func newFixture(tb testing.TB, cfg Config, accounts ...Account) *fixture {
+func newFixture(tb testing.TB, cfg Config, accounts ...pool.Account) *fixture {
 	tb.Helper()
 	up := proxytest.NewUpstream()
 	obs := newRecorder()
@@ -71,7 +72,7 @@ func newFixture(tb testing.TB, cfg Config, accounts ...Account) *fixture {
 		tb.Fatalf("New: %v", err)
 	}
 	if accounts == nil {
-		accounts = []Account{{ID: 1, Label: "primary", BaseURL: up.URL, Secret: "sk-ant-upstream-secret-0001", Enabled: true}}
+		accounts = []pool.Account{{ID: 1, Label: "primary", BaseURL: up.URL, Secret: "sk-ant-upstream-secret-0001", Enabled: true}}
 	}
 	srv.SetAccounts(accounts)
 	front := httptest.NewServer(srv.Handler())

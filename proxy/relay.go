@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"time"
 
+	"longhaul/proxy/anthropic"
+	"longhaul/proxy/pool"
 	"longhaul/proxy/sse"
 )
 
@@ -17,31 +19,8 @@ import (
 // once the first event arrived, so an upstream that fails before it can still
 // be retried elsewhere; after that, failures become an in-band error event.
 func (s *Server) relayStream(ctx context.Context, w http.ResponseWriter, cfg *Config, ex *Exchange, resp *http.Response, deadline *time.Timer, body *requestBody) (*upstreamFailure, bool) {
-	events := make(chan readResult)
-	done := make(chan struct{})
-	exited := make(chan struct{})
-	// The reader goroutine lets the relay write keep-alives while the upstream
-	// is idle. It ends when the body is closed, before relayStream returns.
-	go func() {
-		defer close(exited)
-		rd := sse.NewReader(resp.Body, 0)
-		for {
-			ev, err := rd.Next()
-			select {
-			case events <- readResult{ev, err}:
-			case <-done:
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	defer func() {
-		close(done)
-		resp.Body.Close() //nolint:errcheck // unblocks the reader goroutine
-		<-exited
-	}()
+	events, stop := readEvents(resp.Body)
+	defer stop()
 
 	first := <-events
 	deadline.Stop()
@@ -66,10 +45,10 @@ func (s *Server) relayStream(ctx context.Context, w http.ResponseWriter, cfg *Co
 	w.Header().Del("Content-Length")
 	w.WriteHeader(resp.StatusCode)
 	ex.Status = resp.StatusCode
-	ex.rateLimit = rateLimitHeaders(resp.Header)
+	ex.rateLimit = pool.RateLimitHeaders(resp.Header)
 	tap := streamTap{ex: ex}
 	if cfg.CaptureBodies { // history: the reconstructed message, built as events pass
-		tap.reply = newReplyBuilder(captureLimit(cfg))
+		tap.reply = anthropic.NewReplyBuilder(cfg.MaxCaptureBytes)
 		defer tap.keepReply()
 	}
 	keepAlive := time.NewTimer(cfg.KeepAlive)
@@ -115,6 +94,36 @@ type readResult struct {
 	err error
 }
 
+// readEvents reads body's events on a goroutine of its own, which lets the
+// relay write keep-alives while the upstream is idle; the last result
+// carries the error that ended the stream. stop closes body, which ends the
+// goroutine, and waits for it, so nothing reads body after stop returns.
+func readEvents(body io.ReadCloser) (events <-chan readResult, stop func()) {
+	ch := make(chan readResult)
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		rd := sse.NewReader(body, 0)
+		for {
+			ev, err := rd.Next()
+			select {
+			case ch <- readResult{ev, err}:
+			case <-done:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return ch, func() {
+		close(done)
+		body.Close() //nolint:errcheck // unblocks the reader goroutine
+		<-exited
+	}
+}
+
 func (s *Server) writeFlush(w http.ResponseWriter, rc *http.ResponseController, ex *Exchange, b []byte) error {
 	if _, err := w.Write(b); err != nil {
 		return err
@@ -145,7 +154,7 @@ func (s *Server) endStream(w http.ResponseWriter, rc *http.ResponseController, c
 	ex.StreamOutcome = "upstream_error"
 	ex.ErrorType, ex.ErrorMessage = errAPI, "upstream stream failed: "+err.Error()
 	s.log.Warn("upstream stream failed after the first byte", "id", ex.ID, "err", err)
-	s.writeFlush(w, rc, ex, sse.AppendEvent(nil, "error", errorJSON(errAPI, ex.ErrorMessage))) //nolint:errcheck // nothing left to tell a gone client
+	s.writeFlush(w, rc, ex, sse.AppendEvent(nil, "error", anthropic.ErrorJSON(errAPI, ex.ErrorMessage))) //nolint:errcheck // nothing left to tell a gone client
 }
 
 // streamTap reads what the monitor and the signature cache need from events
@@ -155,7 +164,7 @@ type streamTap struct {
 	ex            *Exchange
 	stopped       bool
 	upstreamError bool
-	reply         *replyBuilder // nil unless Config.CaptureBodies
+	reply         *anthropic.ReplyBuilder // nil unless Config.CaptureBodies
 }
 
 // toolUse records a tool_use block and the signature in effect when it opened.
@@ -175,7 +184,7 @@ var (
 
 func (t *streamTap) observe(ev sse.Event) {
 	if t.reply != nil {
-		t.reply.add(ev)
+		t.reply.Add(ev.Name, ev.Data)
 	}
 	switch ev.Name {
 	case "message_start":
@@ -218,10 +227,9 @@ func (t *streamTap) observe(ev sse.Event) {
 	case "message_stop":
 		t.stopped = true
 	case "error":
-		var v errorBody
-		json.Unmarshal(ev.Data, &v) //nolint:errcheck
+		e, _ := anthropic.ParseError(ev.Data) // malformed: an error without a type
 		t.upstreamError = true
-		t.ex.ErrorType, t.ex.ErrorMessage = v.Error.Type, v.Error.Message
+		t.ex.ErrorType, t.ex.ErrorMessage = e.Type, e.Message
 	}
 }
 
@@ -246,9 +254,9 @@ func (s *Server) relayBody(ctx context.Context, w http.ResponseWriter, cfg *Conf
 	copyHeader(w.Header(), resp.Header)
 	w.WriteHeader(resp.StatusCode)
 	ex.Status = resp.StatusCode
-	ex.rateLimit = rateLimitHeaders(resp.Header)
+	ex.rateLimit = pool.RateLimitHeaders(resp.Header)
 	ex.FirstByte = s.now()
-	tapped := &cappedBuffer{limit: maxTappedBody}
+	tapped := &capture{limit: maxTappedBody}
 	sink, keepReply := captureReply(cfg, tapped)
 	n, err := io.Copy(w, io.TeeReader(resp.Body, sink))
 	keepReply(ex)
@@ -262,7 +270,7 @@ func (s *Server) relayBody(ctx context.Context, w http.ResponseWriter, cfg *Conf
 		}
 		return nil, true
 	}
-	if ex.Route == "messages" && !tapped.over {
+	if ex.Route == "messages" && !tapped.truncated {
 		var v struct {
 			StopReason string `json:"stop_reason"`
 			Usage      Usage  `json:"usage"`
@@ -270,7 +278,7 @@ func (s *Server) relayBody(ctx context.Context, w http.ResponseWriter, cfg *Conf
 				Type, ID, Signature string
 			} `json:"content"`
 		}
-		if json.Unmarshal(tapped.buf.Bytes(), &v) == nil {
+		if json.Unmarshal(tapped.buf, &v) == nil {
 			ex.StopReason, ex.Usage = v.StopReason, v.Usage
 			for _, c := range v.Content {
 				switch {
@@ -283,19 +291,4 @@ func (s *Server) relayBody(ctx context.Context, w http.ResponseWriter, cfg *Conf
 		}
 	}
 	return nil, true
-}
-
-type cappedBuffer struct {
-	buf   bytes.Buffer
-	limit int
-	over  bool
-}
-
-func (c *cappedBuffer) Write(p []byte) (int, error) {
-	if c.buf.Len()+len(p) > c.limit {
-		c.over = true
-	} else {
-		c.buf.Write(p)
-	}
-	return len(p), nil
 }

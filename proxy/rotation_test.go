@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"longhaul/proxy/pool"
 	"longhaul/proxy/proxytest"
 )
 
@@ -28,12 +29,12 @@ type rotationFixture struct {
 func newRotationFixture(t *testing.T, n int, cfg Config) *rotationFixture {
 	t.Helper()
 	f := &rotationFixture{obs: newRecorder(), now: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC), revoked: make(chan string, 10)}
-	var accounts []Account
+	var accounts []pool.Account
 	for i := range n {
 		up := proxytest.NewUpstream()
 		up.SetDefault(proxytest.Reply{Message: proxytest.TextMessage("", fmt.Sprint("from account ", i+1))})
 		f.ups = append(f.ups, up)
-		accounts = append(accounts, Account{ID: int64(i + 1), Label: fmt.Sprint("acct", i+1), BaseURL: up.URL, Secret: fmt.Sprintf("sk-ant-key-%012d", i+1), Enabled: true, Weight: 1})
+		accounts = append(accounts, pool.Account{ID: int64(i + 1), Label: fmt.Sprint("acct", i+1), BaseURL: up.URL, Secret: fmt.Sprintf("sk-ant-key-%012d", i+1), Enabled: true, Weight: 1})
 	}
 	srv, err := New(cfg, Options{Observer: f.obs, Now: func() time.Time { return f.now },
 		OnAccountRevoked: func(id int64, reason string) { f.revoked <- fmt.Sprint(id, " ", reason) }})
@@ -67,19 +68,19 @@ func (f *rotationFixture) post(t *testing.T, body string) (*http.Response, strin
 	return resp, string(b)
 }
 
-func (f *rotationFixture) status(id int64) AccountStatus {
+func (f *rotationFixture) status(id int64) pool.AccountStatus {
 	for _, st := range f.srv.Pool().Status(f.now) {
 		if st.ID == id {
 			return st
 		}
 	}
-	return AccountStatus{}
+	return pool.AccountStatus{}
 }
 
 const rotReq = `{"model":"claude-sonnet-4-5","max_tokens":32,"stream":true,"messages":[{"role":"user","content":"hi"}]}`
 
 func TestRateLimitedAccountCoolsForExactlyRetryAfter(t *testing.T) {
-	f := newRotationFixture(t, 2, Config{Policy: PolicyFillFirst, NoSessionAffinity: true})
+	f := newRotationFixture(t, 2, Config{Policy: pool.PolicyFillFirst, NoSessionAffinity: true})
 	f.ups[0].SetDefault(proxytest.RateLimited(37))
 	resp, body := f.post(t, rotReq)
 	if resp.StatusCode != 200 || len(f.ups[1].Requests()) != 1 || !strings.Contains(body, "message_stop") {
@@ -102,7 +103,7 @@ func TestRateLimitedAccountCoolsForExactlyRetryAfter(t *testing.T) {
 }
 
 func TestUnauthorizedDisablesAccountWithReason(t *testing.T) {
-	f := newRotationFixture(t, 2, Config{Policy: PolicyFillFirst, NoSessionAffinity: true})
+	f := newRotationFixture(t, 2, Config{Policy: pool.PolicyFillFirst, NoSessionAffinity: true})
 	f.ups[0].SetDefault(proxytest.Unauthorized())
 	resp, _ := f.post(t, rotReq)
 	if resp.StatusCode != 200 {
@@ -127,7 +128,7 @@ func TestUnauthorizedDisablesAccountWithReason(t *testing.T) {
 }
 
 func TestFailureAfterFirstEventIsNotRetried(t *testing.T) {
-	f := newRotationFixture(t, 2, Config{Policy: PolicyFillFirst, NoSessionAffinity: true})
+	f := newRotationFixture(t, 2, Config{Policy: pool.PolicyFillFirst, NoSessionAffinity: true})
 	f.ups[0].SetDefault(proxytest.Reply{Message: proxytest.TextMessage("", "partial answer here"), FailAfter: 2})
 	resp, body := f.post(t, rotReq)
 	if resp.StatusCode != 200 || !strings.Contains(body, "event: error") {
@@ -158,7 +159,7 @@ func TestAllCoolingAnswers503WithSoonest(t *testing.T) {
 }
 
 func TestRequestScoped429CoolsNothing(t *testing.T) {
-	f := newRotationFixture(t, 3, Config{Policy: PolicyFillFirst, NoSessionAffinity: true})
+	f := newRotationFixture(t, 3, Config{Policy: pool.PolicyFillFirst, NoSessionAffinity: true})
 	tooBig := proxytest.ErrorReply(429, "rate_limit_error", "This request would exceed the rate limit for your organization (org) of 1,000 input tokens per minute.")
 	for _, up := range f.ups {
 		up.SetDefault(tooBig)
@@ -270,7 +271,7 @@ func TestConcurrentRequestsWithAFlakyAccount(t *testing.T) {
 }
 
 func TestModelMapRewritesOnlyTheModel(t *testing.T) {
-	f := newRotationFixture(t, 1, Config{ModelMap: []ModelMapping{{Pattern: "claude-3-5-haiku*", Model: "claude-haiku-4-5"}}})
+	f := newRotationFixture(t, 1, Config{ModelMap: []pool.ModelMapping{{Pattern: "claude-3-5-haiku*", Model: "claude-haiku-4-5"}}})
 	body := `{"model" : "claude-3-5-haiku-20241022",  "max_tokens":8,"zeta":{"cache_control":{"type":"ephemeral"}},"messages":[{"role":"user","content":"hé \"q\""}]}`
 	if resp, _ := f.post(t, body); resp.StatusCode != 200 {
 		t.Fatalf("status %d", resp.StatusCode)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"longhaul/proxy/compact"
+	"longhaul/proxy/pool"
 )
 
 // Options are the proxy's collaborators. Every field is optional.
@@ -29,8 +30,11 @@ type Options struct {
 	Transport http.RoundTripper
 	// Observer receives every exchange. If nil, exchanges are discarded.
 	Observer Observer
-	// OnAccountRevoked is told when a 401/403 disables an account, so the
-	// app can persist it. It must not block. If nil, nothing is told.
+	// OnAccountRevoked is told once when a 401/403 makes the pool stop using
+	// an account, so the app can persist it (disabled, with the reason) and
+	// push the accounts again; until that push the account stays out of
+	// rotation (see pool.Pool.SetAccounts). It must not block. If nil,
+	// nothing is told.
 	OnAccountRevoked func(accountID int64, reason string)
 	// Logger receives operational logs. If nil, logs are discarded.
 	Logger *slog.Logger
@@ -55,10 +59,10 @@ type Server struct {
 	observer  Observer
 	log       *slog.Logger
 	now       func() time.Time
-	pool      *Pool
+	pool      *pool.Pool
 	bodies    bodyPool
 	handler   http.Handler
-	ui        http.Handler
+	ui        atomic.Pointer[http.Handler] // Options.UI, or SetUI's; nil: /longhaul/ is not served
 
 	calibrator *compact.Calibrator
 	comp       atomic.Pointer[compactor] // rebuilt when Config.Compaction changes
@@ -81,9 +85,11 @@ func New(cfg Config, opts Options) (*Server, error) {
 		observer:   opts.Observer,
 		log:        opts.Logger,
 		now:        opts.Now,
-		pool:       NewPool(opts.OnAccountRevoked),
+		pool:       pool.New(opts.OnAccountRevoked),
 		calibrator: opts.Calibrator,
-		ui:         opts.UI,
+	}
+	if opts.UI != nil {
+		s.SetUI(opts.UI)
 	}
 	if s.calibrator == nil {
 		s.calibrator = compact.NewCalibrator(compact.CalibratorOptions{})
@@ -129,10 +135,14 @@ func (s *Server) Calibrator() *compact.Calibrator { return s.calibrator }
 func (s *Server) Config() Config { return *s.cfg.Load() }
 
 // Pool returns the account pool.
-func (s *Server) Pool() *Pool { return s.pool }
+func (s *Server) Pool() *pool.Pool { return s.pool }
 
 // SetAccounts replaces the upstream accounts; the next request uses them.
-func (s *Server) SetAccounts(accounts []Account) { s.pool.SetAccounts(accounts) }
+func (s *Server) SetAccounts(accounts []pool.Account) { s.pool.SetAccounts(accounts) }
+
+// SetUI serves h on the proxy's port under /longhaul/, as Options.UI does. Main sets it
+// once the UI's door exists: the door needs the app, which is built after the proxy.
+func (s *Server) SetUI(h http.Handler) { s.ui.Store(&h) }
 
 // Requests is the number of API requests served since New.
 func (s *Server) Requests() int64 { return s.requests.Load() }
@@ -272,24 +282,34 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("POST /v1/messages", s.api("messages", true))
 	mux.Handle("POST /v1/messages/count_tokens", s.api("count_tokens", true))
 	mux.Handle("GET /v1/models", s.api("models", false))
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, newError(http.StatusNotFound, errNotFound, fmt.Sprintf("%s %s is not a route of this proxy", r.Method, r.URL.Path)))
+	mux.HandleFunc("/", notFound)
+	mux.Handle("/longhaul/", s.serveUI())
+	mux.HandleFunc("GET /longhaul", func(w http.ResponseWriter, r *http.Request) {
+		if s.ui.Load() == nil {
+			notFound(w, r)
+			return
+		}
+		http.Redirect(w, r, "/longhaul/", http.StatusMovedPermanently)
 	})
-	if s.ui != nil {
-		mux.Handle("/longhaul/", s.serveUI())
-		mux.Handle("GET /longhaul", http.RedirectHandler("/longhaul/", http.StatusMovedPermanently))
-	}
 	return mux
+}
+
+func notFound(w http.ResponseWriter, r *http.Request) {
+	writeError(w, newError(http.StatusNotFound, errNotFound, fmt.Sprintf("%s %s is not a route of this proxy", r.Method, r.URL.Path)))
 }
 
 // uiPrefix is where the UI lives on the proxy's port.
 const uiPrefix = "/longhaul"
 
 // serveUI guards the UI like the API and maps its paths: the UI's API keeps
-// its /longhaul/v1/ paths, its assets are served from the root of s.ui.
+// its /longhaul/v1/ paths, its assets are served from the root of the UI.
 func (s *Server) serveUI() http.Handler {
-	assets := http.StripPrefix(uiPrefix, s.ui)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ui := s.ui.Load()
+		if ui == nil {
+			notFound(w, r)
+			return
+		}
 		if e := authorize(s.cfg.Load(), r); e != nil {
 			if e.Status == http.StatusUnauthorized {
 				w.Header().Set("WWW-Authenticate", `Basic realm="Longhaul", charset="UTF-8"`)
@@ -298,10 +318,10 @@ func (s *Server) serveUI() http.Handler {
 			return
 		}
 		if strings.HasPrefix(r.URL.Path, uiPrefix+"/v1/") {
-			s.ui.ServeHTTP(w, r)
+			(*ui).ServeHTTP(w, r)
 			return
 		}
-		assets.ServeHTTP(w, r)
+		http.StripPrefix(uiPrefix, *ui).ServeHTTP(w, r)
 	})
 }
 
@@ -329,7 +349,7 @@ func authorize(cfg *Config, r *http.Request) *Error {
 			host = h
 		}
 		host = strings.Trim(host, "[]")
-		if !isLoopbackHost(host) {
+		if !IsLoopbackHost(host) {
 			return newError(http.StatusForbidden, errPermission, "requests must address the proxy by a loopback name (127.0.0.1 or localhost); set proxy.client_key to accept others")
 		}
 		return nil

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"longhaul/proxy/pool"
 	"longhaul/proxy/proxytest"
 )
 
@@ -107,7 +108,7 @@ func TestStopStartStopWithRequestInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.SetAccounts([]Account{{ID: 1, BaseURL: up.URL, Secret: "sk-ant-0000000000000", Enabled: true}})
+	srv.SetAccounts([]pool.Account{{ID: 1, BaseURL: up.URL, Secret: "sk-ant-0000000000000", Enabled: true}})
 	msg := proxytest.TextMessage("", "an answer that is still streaming when the proxy is stopped")
 	up.SetDefault(proxytest.Reply{Message: msg, StallAfter: 1})
 	addr := "127.0.0.1:" + strconv.Itoa(port)
@@ -170,7 +171,7 @@ func TestReconfigureRebindsAndInFlightKeepsOldListener(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Stop(context.Background())
-	srv.SetAccounts([]Account{{ID: 1, BaseURL: up.URL, Secret: "sk-ant-0000000000000", Enabled: true}})
+	srv.SetAccounts([]pool.Account{{ID: 1, BaseURL: up.URL, Secret: "sk-ant-0000000000000", Enabled: true}})
 	msg := proxytest.TextMessage("", "long")
 	up.SetDefault(proxytest.Reply{Message: msg, StallAfter: 1})
 	if err := srv.Start(); err != nil {

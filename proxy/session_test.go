@@ -12,6 +12,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"longhaul/proxy/pool"
 	"longhaul/proxy/proxytest"
 	"longhaul/proxy/sse"
 )
@@ -253,7 +254,7 @@ func TestSessionCompactsThroughTheProxy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.SetAccounts([]Account{{ID: 1, Label: "main", BaseURL: upstream.URL, Secret: "sk-ant-session-test-0001", Enabled: true}})
+	srv.SetAccounts([]pool.Account{{ID: 1, Label: "main", BaseURL: upstream.URL, Secret: "sk-ant-session-test-0001", Enabled: true}})
 	front := httptest.NewServer(srv.Handler())
 	defer front.Close()
 

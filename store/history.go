@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Exchange is one recorded client request (SPEC §8): the history row, and in a detail view its
+// Exchange is one recorded client request: the history row, and in a detail view its
 // attempts, compaction steps and bodies. Text fields and bodies are redacted when written.
 type Exchange struct {
 	Seq        int64  `json:"seq"` // insertion order; the paging cursor
@@ -29,9 +29,9 @@ type Exchange struct {
 	AccountID   int64  `json:"accountID"`
 	AccountName string `json:"accountName"`
 
-	Start     time.Time     `json:"start"`
-	FirstByte time.Time     `json:"firstByte"` // zero when nothing reached the client
-	End       time.Time     `json:"end"`       // zero while started
+	Start     time.Time     `json:"start" ts_type:"string"`
+	FirstByte time.Time     `json:"firstByte" ts_type:"string"` // zero when nothing reached the client
+	End       time.Time     `json:"end" ts_type:"string"`       // zero while started
 	Duration  time.Duration `json:"durationNs"`
 	TTFB      time.Duration `json:"ttfbNs"`
 
@@ -75,7 +75,7 @@ type Attempt struct {
 	AccountName string        `json:"accountName"`
 	Status      int           `json:"status"`
 	Error       string        `json:"error"`
-	Start       time.Time     `json:"start"`
+	Start       time.Time     `json:"start" ts_type:"string"`
 	Duration    time.Duration `json:"durationNs"`
 }
 

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Retention bounds the history (SPEC §8): by age, bodies first, and by database size, oldest
+// Retention bounds the history (history.retention_days, history.max_bytes): by age, bodies first, and by database size, oldest
 // first. Zero fields do not bound.
 type Retention struct {
 	BodyAge     time.Duration // bodies of exchanges older than this are dropped

@@ -13,12 +13,12 @@ import (
 	"time"
 )
 
-// Session summarises one client session (SPEC §8, sessions view).
+// Session summarises one client session, as the Sessions page lists it.
 type Session struct {
 	ID          string    `json:"id"`
 	Client      string    `json:"client"` // user agent of its latest request
-	FirstSeen   time.Time `json:"firstSeen"`
-	LastSeen    time.Time `json:"lastSeen"`
+	FirstSeen   time.Time `json:"firstSeen" ts_type:"string"`
+	LastSeen    time.Time `json:"lastSeen" ts_type:"string"`
 	Requests    int64     `json:"requests"`
 	Errors      int64     `json:"errors"`
 	LastModel   string    `json:"lastModel"`
@@ -94,8 +94,8 @@ func (st *Store) Sessions(ctx context.Context, since time.Time, limit int) ([]Se
 
 // StatsRow is the traffic of one group (an account, a model or a time bucket).
 type StatsRow struct {
-	Key              string    `json:"key"`             // account name or model; "" for buckets
-	Bucket           time.Time `json:"bucket,omitzero"` // start of the hour or day
+	Key              string    `json:"key"`                                        // account name or model; "" for buckets
+	Bucket           time.Time `json:"bucket,omitempty,omitzero" ts_type:"string"` // start of the hour or day
 	Requests         int64     `json:"requests"`
 	Errors           int64     `json:"errors"`
 	InputTokens      int64     `json:"inputTokens"`
@@ -108,8 +108,8 @@ type StatsRow struct {
 
 // Stats is traffic over a time range, per account, per model and per hour or day.
 type Stats struct {
-	Since     time.Time  `json:"since"`
-	Until     time.Time  `json:"until"`
+	Since     time.Time  `json:"since" ts_type:"string"`
+	Until     time.Time  `json:"until" ts_type:"string"`
 	Bucket    string     `json:"bucket"` // "hour" or "day"
 	Total     StatsRow   `json:"total"`
 	ByAccount []StatsRow `json:"byAccount"`
@@ -238,4 +238,44 @@ func (st *Store) ExportExchanges(ctx context.Context, f HistoryFilter, out io.Wr
 		return n, fmt.Errorf("export: write: %w", err)
 	}
 	return n, nil
+}
+
+// StatsSeries is traffic per account or per model per time bucket, for charts that draw one
+// line per account or model.
+type StatsSeries struct {
+	Since  time.Time  `json:"since" ts_type:"string"`
+	Until  time.Time  `json:"until" ts_type:"string"`
+	By     string     `json:"by"`     // "account" or "model"
+	Bucket string     `json:"bucket"` // "hour" or "day"
+	Rows   []StatsRow `json:"rows"`   // Key and Bucket set; ordered by bucket, then key
+}
+
+// HistoryStatsSeries aggregates finished exchanges that started in [since, until) per key (by:
+// "account" or "model", the model as sent) and per hour or day (UTC). A zero until means now.
+func (st *Store) HistoryStatsSeries(ctx context.Context, since, until time.Time, bucket, by string) (StatsSeries, error) {
+	if until.IsZero() {
+		until = st.Now()
+	}
+	bucket, width, err := statsBucket(bucket)
+	if err != nil {
+		return StatsSeries{}, fmt.Errorf("stats series: %w", err)
+	}
+	var key string
+	switch by {
+	case "", "account":
+		by, key = "account", "account_name"
+	case "model":
+		key = "coalesce(nullif(model_sent, ''), model)"
+	default:
+		return StatsSeries{}, fmt.Errorf("stats series: by %q is not account or model", by)
+	}
+	const sums = `count(*), sum(` + errorCond + `), sum(input_tokens), sum(output_tokens),
+		sum(cache_read_tokens), sum(cache_write_tokens), sum(tokens_saved)`
+	rows, err := st.statsRows(ctx, `SELECT `+key+`, (start_ns / ?) * ?, `+sums+`
+		FROM exchanges WHERE state = 'finished' AND start_ns >= ? AND start_ns < ?
+		GROUP BY 1, 2 ORDER BY 2, 1`, int64(width), int64(width), nanos(since), until.UnixNano())
+	if err != nil {
+		return StatsSeries{}, err
+	}
+	return StatsSeries{Since: since.UTC(), Until: until.UTC(), By: by, Bucket: bucket, Rows: rows}, nil
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Settings is everything the user can configure (SPEC §7). The json tags are the dotted setting
+// Settings is everything the user can configure (README.md, "Settings"). The json tags are the dotted setting
 // keys ("proxy.rotation.policy"), used by the CLI, the UI and the settings table.
 type Settings struct {
 	Proxy      ProxySettings      `json:"proxy"`
@@ -23,7 +23,7 @@ type ProxySettings struct {
 	ClientKey    string `json:"client_key"` // empty: clients need no key
 	MaxBodyBytes int64  `json:"max_body_bytes"`
 	// RequestTimeout bounds a whole non-stream request, and the header phase of a stream.
-	RequestTimeout      Duration             `json:"request_timeout"`
+	RequestTimeout      Duration             `json:"request_timeout" ts_type:"string"`
 	Rotation            RotationSettings     `json:"rotation"`
 	ModelMap            []ModelMapping       `json:"model_map"`
 	ContextLimits       map[string]int       `json:"context_limits"` // model glob → tokens

@@ -1,4 +1,5 @@
-// Package store keeps Longhaul's state in one SQLite file: settings, accounts and (later) history.
+// Package store keeps Longhaul's state in one SQLite file: settings, accounts, the
+// request history and the estimator's calibration.
 // Every exported method is its own transaction boundary, and times come from Store.Now.
 package store
 
@@ -182,9 +183,24 @@ func (st *Store) rollback(tx *sql.Tx) {
 // established: a commit that landed between the caller's last read and that moment would
 // otherwise never be reported.
 func (st *Store) Watch(ctx context.Context, every time.Duration, onChange func()) {
+	if ctx.Err() != nil {
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	st.watch(ctx, t.C, onChange, nil)
+}
+
+// watch is Watch with its clock passed in: it polls once at once and then on every tick, and
+// calls polled (if not nil) after each poll, so a test can drive and count polls instead of
+// sleeping.
+func (st *Store) watch(ctx context.Context, ticks <-chan time.Time, onChange, polled func()) {
 	// After a failed poll we cannot know what we missed, so the next good one reports a change.
 	last, known, failed := int64(0), false, false
 	poll := func() {
+		if polled != nil {
+			defer polled()
+		}
 		var v int64
 		if err := st.db.QueryRowContext(ctx, `SELECT version FROM config_version WHERE id = 1`).Scan(&v); err != nil {
 			if ctx.Err() == nil {
@@ -198,17 +214,12 @@ func (st *Store) Watch(ctx context.Context, every time.Duration, onChange func()
 		}
 		last, known, failed = v, true, false
 	}
-	if ctx.Err() != nil {
-		return
-	}
 	poll()
-	t := time.NewTicker(every)
-	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-ticks:
 			poll()
 		}
 	}

@@ -2,83 +2,113 @@ package store
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 	"time"
 )
 
-const watchEvery = 5 * time.Millisecond
+// waitLimit bounds every wait in these tests. It is a deadline for a hung test, never a measure:
+// each wait ends as soon as its condition holds.
+const waitLimit = 10 * time.Second
 
-// startWatch runs st.Watch in the background and returns the change counter and a stop function
-// that cancels it and fails the test if Watch does not return.
-func startWatch(t *testing.T, st *Store) (*atomic.Int32, func()) {
+// drivenWatch runs st.watch on a tick channel the test owns, so the test decides when a poll
+// happens and knows when it is done: no sleeps, no guessing how many polls a pause allowed.
+type drivenWatch struct {
+	ticks   chan time.Time
+	polls   chan struct{}
+	changes int
+	changed chan struct{}
+	stop    func()
+}
+
+func startDrivenWatch(t *testing.T, st *Store) *drivenWatch {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var changes atomic.Int32
+	w := &drivenWatch{ticks: make(chan time.Time), polls: make(chan struct{}, 1), changed: make(chan struct{}, 64)}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		st.Watch(ctx, watchEvery, func() { changes.Add(1) })
+		st.watch(ctx, w.ticks, func() { w.changed <- struct{}{} }, func() { w.polls <- struct{}{} })
 	}()
-	stop := func() {
-		t.Helper()
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(2 * time.Second):
-			t.Fatal("Watch did not return after its context was cancelled")
-		}
-	}
-	t.Cleanup(func() {
+	w.stop = func() {
 		cancel()
 		<-done
-	})
-	// The first call reports that the watch is established (its baseline taken).
-	deadline := time.Now().Add(2 * time.Second)
-	for changes.Load() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("Watch did not report that it was established")
-		}
-		time.Sleep(watchEvery)
 	}
-	changes.Store(0)
-	return &changes, stop
+	t.Cleanup(w.stop)
+	w.awaitPoll(t)
+	if got := w.drain(); got != 1 {
+		t.Fatalf("first poll reported %d changes; want 1 (the watch is established)", got)
+	}
+	return w
+}
+
+func (w *drivenWatch) awaitPoll(t *testing.T) {
+	t.Helper()
+	select {
+	case <-w.polls:
+	case <-time.After(waitLimit):
+		t.Fatal("watch did not finish its poll")
+	}
+}
+
+// poll makes the watch poll once and waits until that poll is over.
+func (w *drivenWatch) poll(t *testing.T) {
+	t.Helper()
+	select {
+	case w.ticks <- time.Now():
+	case <-time.After(waitLimit):
+		t.Fatal("watch does not take ticks")
+	}
+	w.awaitPoll(t)
+}
+
+// drain returns how many changes were reported since the last drain.
+func (w *drivenWatch) drain() int {
+	n := 0
+	for {
+		select {
+		case <-w.changed:
+			n++
+		default:
+			return n
+		}
+	}
 }
 
 func TestWatch(t *testing.T) {
 	t.Run("fires when another Store writes", func(t *testing.T) {
 		app, path := openTemp(t)
 		cli, _ := openAt(t, path)
-		changes, stop := startWatch(t, app)
+		w := startDrivenWatch(t, app)
 
 		if _, err := cli.SetSetting(context.Background(), "proxy.port", "9400"); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(2 * time.Second)
-		for changes.Load() == 0 && time.Now().Before(deadline) {
-			time.Sleep(watchEvery)
-		}
-		if changes.Load() == 0 {
-			t.Fatal("onChange not called after another Store committed")
+		w.poll(t)
+		if n := w.drain(); n != 1 {
+			t.Fatalf("changes after another Store committed = %d; want 1", n)
 		}
 		if got, err := app.GetSetting(context.Background(), "proxy.port"); err != nil || got != "9400" {
 			t.Errorf("GetSetting(proxy.port) in the watching Store = %q, %v; want 9400", got, err)
 		}
-		stop()
+		w.poll(t)
+		if n := w.drain(); n != 0 {
+			t.Errorf("changes on the next poll without writes = %d; want 0", n)
+		}
 	})
 	t.Run("quiet without writes", func(t *testing.T) {
 		app, path := openTemp(t)
 		cli, _ := openAt(t, path)
-		changes, stop := startWatch(t, app)
+		w := startDrivenWatch(t, app)
 		// Reads from another Store are not changes.
 		if _, err := cli.Settings(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(20 * watchEvery)
-		if n := changes.Load(); n != 0 {
-			t.Errorf("onChange called %d times without writes; want 0", n)
+		for range 3 {
+			w.poll(t)
 		}
-		stop()
+		if n := w.drain(); n != 0 {
+			t.Errorf("changes over 3 polls without writes = %d; want 0", n)
+		}
 	})
 	t.Run("a write before the baseline is not missed", func(t *testing.T) {
 		// Whatever lands before Watch takes its baseline is covered by the
@@ -91,7 +121,7 @@ func TestWatch(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		seen := make(chan string, 1)
-		go app.Watch(ctx, watchEvery, func() {
+		go app.Watch(ctx, time.Hour, func() {
 			v, err := app.GetSetting(ctx, "proxy.port")
 			if err == nil {
 				select {
@@ -105,20 +135,36 @@ func TestWatch(t *testing.T) {
 			if v != "9401" {
 				t.Errorf("first onChange read proxy.port = %q; want 9401", v)
 			}
-		case <-time.After(2 * time.Second):
+		case <-time.After(waitLimit):
 			t.Fatal("Watch never called onChange")
 		}
 	})
 	t.Run("returns when cancelled", func(t *testing.T) {
 		app, _ := openTemp(t)
-		_, stop := startWatch(t, app)
-		stop()
+		ctx, cancel := context.WithCancel(context.Background())
+		established := make(chan struct{}, 1)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			app.Watch(ctx, time.Hour, func() { established <- struct{}{} })
+		}()
+		select {
+		case <-established:
+		case <-time.After(waitLimit):
+			t.Fatal("Watch did not report that it was established")
+		}
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(waitLimit):
+			t.Fatal("Watch did not return after its context was cancelled")
+		}
 	})
 	t.Run("returns at once on a cancelled context", func(t *testing.T) {
 		app, _ := openTemp(t)
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		app.Watch(ctx, watchEvery, func() { t.Error("onChange called on a cancelled context") })
+		app.Watch(ctx, time.Millisecond, func() { t.Error("onChange called on a cancelled context") })
 	})
 }
 
@@ -127,35 +173,27 @@ func TestWatch(t *testing.T) {
 func TestWatchIgnoresHistoryWrites(t *testing.T) {
 	app, path := openTemp(t)
 	other, _ := openAt(t, path)
-	changes, stop := startWatch(t, app)
+	w := startDrivenWatch(t, app)
 	writeAll(t, other, fullExchange(1, testNow))
 	if err := other.SaveCalibrationFactors(context.Background(), map[string]float64{"claude": 1.2}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(20 * watchEvery)
-	if n := changes.Load(); n != 0 {
-		t.Errorf("onChange called %d times after history and calibration writes; want 0", n)
+	w.poll(t)
+	if n := w.drain(); n != 0 {
+		t.Errorf("changes after history and calibration writes = %d; want 0", n)
 	}
 	if _, err := other.SetSetting(context.Background(), "proxy.port", "9402"); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for changes.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(watchEvery)
+	w.poll(t)
+	if n := w.drain(); n != 1 {
+		t.Errorf("changes after a settings write = %d; want 1", n)
 	}
-	if changes.Load() == 0 {
-		t.Error("onChange not called after a settings write")
-	}
-	changes.Store(0)
 	if _, err := other.AddAccount(context.Background(), Account{BaseURL: "https://api.anthropic.com", Secret: "sk-ant-watch-test-0001", Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
-	deadline = time.Now().Add(2 * time.Second)
-	for changes.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(watchEvery)
+	w.poll(t)
+	if n := w.drain(); n != 1 {
+		t.Errorf("changes after an account was added = %d; want 1", n)
 	}
-	if changes.Load() == 0 {
-		t.Error("onChange not called after an account was added")
-	}
-	stop()
 }

@@ -2,22 +2,14 @@ import { createPinia } from 'pinia'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createApp, nextTick, type App as VueApp } from 'vue'
 import App from './App.vue'
-import type { ProxyStatus } from './api/types'
+import type { ProxyStatus } from './api/models'
 import { PROXY_STATUS } from './events'
 import { i18n, missingKeys, setLocale } from './i18n'
 import { navigate } from './router'
-import { settingsView } from './testing/fixtures'
+import { claudeCodeUnconfigured, emptySeries, emptyStats, proxyStatus, settingsView, updatesOff } from './testing/fixtures'
+import { installWails } from './testing/wails'
 
-const running: ProxyStatus = {
-  running: true,
-  address: '127.0.0.1:8787',
-  baseURL: 'http://127.0.0.1:8787',
-  error: '',
-  accounts: 0,
-  requests: 1234,
-  version: '0.1.0',
-  dataDir: '/home/me/.local/share/longhaul',
-}
+const running: ProxyStatus = proxyStatus({ requests: 1234, dataDir: '/home/me/.local/share/longhaul' })
 
 let app: VueApp | undefined
 
@@ -34,44 +26,29 @@ afterEach(() => {
 /** Mounts the page inside a fake Wails window. */
 function mountInWails(initial: ProxyStatus) {
   let state = { ...initial }
-  const handlers = new Map<string, (...data: unknown[]) => void>()
-  const system = {
-    Status: vi.fn(async () => state),
-    SetProxyEnabled: vi.fn(async (on: boolean) => {
-      state = { ...state, running: on }
-      handlers.get(PROXY_STATUS)?.(state)
-      return state
-    }),
-    Settings: vi.fn(async () => settingsView()),
-    History: vi.fn(async () => ({ exchanges: [], next: 0 })),
-    HistorySessions: vi.fn(async () => []),
-    HistoryStats: vi.fn(async () => ({
-      since: '',
-      until: '',
-      bucket: 'hour',
-      total: { key: '', requests: 0, errors: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, tokensSaved: 0 },
-      byAccount: [],
-      byModel: [],
-      byTime: [],
-    })),
-    HistoryStatsSeries: vi.fn(async () => ({ since: '', until: '', by: 'account', bucket: 'hour', rows: [] })),
-    Accounts: vi.fn(async () => []),
-    UpdateStatus: vi.fn(async () => ({ state: 'off', message: 'no release source in this build', current: 'dev', signed: false })),
-    ClaudeCodeStatus: vi.fn(async () => ({ path: '/home/me/.claude/settings.json', exists: false, configured: false, baseURL: '', backup: '' })),
-  }
-  const runtime = {
-    EventsOn: vi.fn((name: string, cb: (...data: unknown[]) => void) => void handlers.set(name, cb)),
-    EventsOff: vi.fn((name: string) => void handlers.delete(name)),
-  }
-  window.go = { app: { System: system } }
-  window.runtime = runtime
+  const wails = installWails()
+  const { go } = wails
+  go.Proxy.Status.mockImplementation(async () => state)
+  go.Proxy.SetEnabled.mockImplementation(async (on: boolean) => {
+    state = { ...state, running: on }
+    wails.emit(PROXY_STATUS, state)
+    return state
+  })
+  go.Settings.Get.mockImplementation(async () => settingsView())
+  go.History.List.mockImplementation(async () => ({ exchanges: [], next: 0 }))
+  go.History.Sessions.mockImplementation(async () => [])
+  go.History.Stats.mockImplementation(async () => emptyStats())
+  go.History.StatsSeries.mockImplementation(async () => emptySeries())
+  go.Accounts.List.mockImplementation(async () => [])
+  go.Updates.Status.mockImplementation(async () => updatesOff())
+  go.Clients.ClaudeCodeStatus.mockImplementation(async () => claudeCodeUnconfigured())
   const el = document.createElement('div')
   document.body.appendChild(el)
   app = createApp(App).use(createPinia()).use(i18n)
   app.mount(el)
   const $ = (id: string) => el.querySelector<HTMLElement>(`[data-testid="${id}"]`)
-  const emit = (s: ProxyStatus) => handlers.get(PROXY_STATUS)?.(s)
-  return { el, $, system, runtime, emit }
+  const emit = (s: ProxyStatus) => wails.emit(PROXY_STATUS, s)
+  return { el, $, go, wails, emit }
 }
 
 describe('App', () => {
@@ -96,17 +73,17 @@ describe('App', () => {
   })
 
   it('toggles the proxy off and on', async () => {
-    const { $, system } = mountInWails(running)
+    const { $, go } = mountInWails(running)
     await vi.waitFor(() => expect($('proxy-state')?.textContent).toBe('Running'))
     $('proxy-toggle')?.click()
     await nextTick()
-    expect(system.SetProxyEnabled).toHaveBeenCalledWith(false)
+    expect(go.Proxy.SetEnabled).toHaveBeenCalledWith(false)
     await vi.waitFor(() => expect($('proxy-state')?.textContent).toBe('Stopped'))
     await vi.waitFor(() => expect($('proxy-toggle')?.hasAttribute('disabled')).toBe(false))
     expect($('proxy-toggle')?.getAttribute('aria-pressed')).toBe('false')
     $('proxy-toggle')?.click()
     await vi.waitFor(() => expect($('proxy-state')?.textContent).toBe('Running'))
-    expect(system.SetProxyEnabled.mock.calls).toEqual([[false], [true]])
+    expect(go.Proxy.SetEnabled.mock.calls).toEqual([[false], [true]])
   })
 
   it('follows pushed status and shows its error', async () => {
@@ -120,11 +97,11 @@ describe('App', () => {
   })
 
   it('renders every page in Chinese without a missing key', async () => {
-    const { el, $, system } = mountInWails(running)
+    const { el, $, go } = mountInWails(running)
     // The language is a setting: the settings page reads it and switches.
     const zh = settingsView()
     zh.settings.app.language = 'zh-CN'
-    system.Settings.mockImplementation(async () => zh)
+    go.Settings.Get.mockImplementation(async () => zh)
     for (const page of ['settings', 'monitor', 'sessions', 'dashboard', 'accounts', 'connect'] as const) {
       navigate(page)
       await vi.waitFor(() => expect(el.querySelector('main')?.getAttribute('data-page')).toBe(page))
@@ -135,11 +112,12 @@ describe('App', () => {
   })
 
   it('stops listening when unmounted', async () => {
-    const { $, runtime } = mountInWails(running)
+    const { $, wails } = mountInWails(running)
     await vi.waitFor(() => expect($('proxy-state')).not.toBeNull())
-    expect(runtime.EventsOn).toHaveBeenCalledWith(PROXY_STATUS, expect.any(Function))
+    expect(wails.runtime.EventsOnMultiple).toHaveBeenCalledWith(PROXY_STATUS, expect.any(Function), -1)
+    expect(wails.listening(PROXY_STATUS)).toBe(1)
     app?.unmount()
     app = undefined
-    expect(runtime.EventsOff).toHaveBeenCalledWith(PROXY_STATUS)
+    expect(wails.listening(PROXY_STATUS)).toBe(0)
   })
 })

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"longhaul/proxy/proxytest"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -327,23 +326,6 @@ func TestScanStringLong(t *testing.T) {
 	}
 }
 
-func TestPeekRequestLarge(t *testing.T) {
-	body := proxytest.ClaudeCodeRequest(800<<10, true)
-	p, err := PeekRequest(body)
-	want := Peek{Model: "claude-sonnet-4-5-20250929", Stream: true, UserID: "user_3f2a_account_9c1e_session_6d0b8f3e-1111-4222-8333-944455556666"}
-	if err != nil || fields(p) != want {
-		t.Fatalf("PeekRequest = %+v, %v; want %+v", p, err, want)
-	}
-	if got := string(p.FirstMessageSpan.Of(body)); !strings.HasPrefix(got, `{"role":"user"`) || !strings.HasSuffix(got, "}") {
-		t.Errorf("first message span = %q", got)
-	}
-	var cuts []int
-	for c := 1; c < len(body); c += 4093 {
-		cuts = append(cuts, c)
-	}
-	checkPeek(t, body, cuts)
-}
-
 // TestPeekRequestEscapes covers escaped quotes at every position of a word,
 // backslash runs before a quote, strings ending at every position relative to
 // word boundaries, and chunk boundaries anywhere, notably between a backslash
@@ -403,71 +385,6 @@ func TestReadAndPeekReadErrors(t *testing.T) {
 	p, err := ReadAndPeek(iotest.OneByteReader(bytes.NewReader(body)), make([]byte, len(body)))
 	if err != nil || p.Model != "m" || !p.Stream {
 		t.Errorf("one byte at a time = %+v, %v", p, err)
-	}
-}
-
-func BenchmarkPeekRequest800KB(b *testing.B) {
-	body := proxytest.ClaudeCodeRequest(800<<10, true)
-	b.SetBytes(int64(len(body)))
-	for b.Loop() {
-		if _, err := PeekRequest(body); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkPeekRequestShapes covers bodies unlike the code-heavy one: a small
-// request (per-string overhead), base64 image data (long runs without
-// quotes) and prose (quotes every few hundred bytes, few escapes).
-func BenchmarkPeekRequestShapes(b *testing.B) {
-	image := `{"model":"m","messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` +
-		strings.Repeat("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==", 8000) + `"}}]}]}`
-	prose := `{"model":"m","messages":[` + strings.Repeat(`{"role":"assistant","content":"`+
-		strings.Repeat(`The function returns \"ok\" when the cache is warm; otherwise it refreshes the entry and retries once. `, 40)+`"},`, 100) + `{}]}`
-	sparse := `{"model":"m","system":"` + strings.Repeat(strings.Repeat("Keep changes minimal and match the surrounding style. ", 9)+`Say \"done\" at the end.\n`, 2000) + `"}`
-	for _, tc := range []struct {
-		name string
-		body []byte
-	}{
-		{"small", proxytest.ClaudeCodeRequest(4<<10, true)},
-		{"image", []byte(image)},
-		{"prose", []byte(prose)},
-		{"sparse", []byte(sparse)},
-	} {
-		b.Run(tc.name, func(b *testing.B) {
-			b.SetBytes(int64(len(tc.body)))
-			for b.Loop() {
-				if _, err := PeekRequest(tc.body); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
-// BenchmarkReadAndPeek800KB reads the body in 16 KB chunks, as from a socket.
-func BenchmarkReadAndPeek800KB(b *testing.B) {
-	body := proxytest.ClaudeCodeRequest(800<<10, true)
-	buf := make([]byte, len(body))
-	b.SetBytes(int64(len(body)))
-	for b.Loop() {
-		var cuts []int
-		for c := 16 << 10; c < len(body); c += 16 << 10 {
-			cuts = append(cuts, c)
-		}
-		if _, err := ReadAndPeek(&splitReader{b: body, cuts: cuts}, buf); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkJSONValid800KB(b *testing.B) {
-	body := proxytest.ClaudeCodeRequest(800<<10, true)
-	b.SetBytes(int64(len(body)))
-	for b.Loop() {
-		if !json.Valid(body) {
-			b.Fatal("invalid")
-		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"longhaul/proxy/anthropic"
 	"longhaul/proxy/proxytest"
 )
 
@@ -29,8 +30,8 @@ func benchP50(b *testing.B, body []byte, op func()) {
 	b.ReportMetric(float64(took[len(took)/2].Nanoseconds())/1e6, "p50-ms")
 }
 
-func parse(b *testing.B, body []byte) *Request {
-	r, err := ParseRequest(body)
+func parse(b *testing.B, body []byte) *anthropic.Request {
+	r, err := anthropic.ParseRequest(body)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"hash/maphash"
 	"strings"
 	"sync"
+
+	"longhaul/proxy/anthropic"
 )
 
 // Calibration defaults.
@@ -172,7 +174,7 @@ func (p *Profile) Raw() float64 {
 }
 
 // Profile measures r in one pass.
-func (c *Calibrator) Profile(r *Request) *Profile {
+func (c *Calibrator) Profile(r *anthropic.Request) *Profile {
 	e := c.opts.Estimator
 	p := &Profile{header: c.headerHash(r), fixed: textTokens(r.System) + textTokens(r.Tools),
 		hashes: make([]uint64, len(r.Messages)), raws: make([]float64, len(r.Messages))}
@@ -191,7 +193,7 @@ func (c *Calibrator) Profile(r *Request) *Profile {
 // Count estimates r for session and family. With an anchor whose system,
 // tools and leading messages match r, the matched prefix is taken at its real
 // count and only the rest is estimated.
-func (c *Calibrator) Count(session, family string, r *Request) Tokens {
+func (c *Calibrator) Count(session, family string, r *anthropic.Request) Tokens {
 	return c.CountProfile(session, family, c.Profile(r))
 }
 
@@ -237,7 +239,7 @@ func (c *Calibrator) CountProfile(session, family string, p *Profile) Tokens {
 
 // SetAnchor records that r, as forwarded for session, really cost real input
 // tokens (all three usage fields summed).
-func (c *Calibrator) SetAnchor(session string, r *Request, real int) {
+func (c *Calibrator) SetAnchor(session string, r *anthropic.Request, real int) {
 	c.SetAnchorProfile(session, c.Profile(r), real)
 }
 
@@ -265,7 +267,7 @@ func (c *Calibrator) SetAnchorProfile(session string, p *Profile, real int) {
 // headerHash covers what the anchor's count includes besides messages;
 // model, max_tokens and stream do not change the prompt and are skipped so a
 // model switch keeps the anchor.
-func (c *Calibrator) headerHash(r *Request) uint64 {
+func (c *Calibrator) headerHash(r *anthropic.Request) uint64 {
 	var h maphash.Hash
 	h.SetSeed(c.seed)
 	h.Write(r.System)

@@ -11,28 +11,17 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"longhaul/proxy/anthropic"
 	"longhaul/proxy/proxytest"
 )
 
-func mustParse(t testing.TB, body []byte) *Request {
+func mustParse(t testing.TB, body []byte) *anthropic.Request {
 	t.Helper()
-	r, err := ParseRequest(body)
+	r, err := anthropic.ParseRequest(body)
 	if err != nil {
 		t.Fatalf("ParseRequest: %v", err)
 	}
 	return r
-}
-
-func TestEncodeUntouchedReturnsSameSlice(t *testing.T) {
-	body := proxytest.ClaudeCodeRequest(200<<10, true)
-	r := mustParse(t, body)
-	out := r.Encode()
-	if &out[0] != &body[0] || len(out) != len(body) {
-		t.Errorf("Encode of an untouched request returned a copy; want the original slice")
-	}
-	if len(r.Messages) < 20 || r.Model != "claude-sonnet-4-5-20250929" {
-		t.Errorf("parsed %d messages, model %q", len(r.Messages), r.Model)
-	}
 }
 
 func TestEditKeepsOrderAndUnknownFields(t *testing.T) {
@@ -194,14 +183,14 @@ func TestCompressorCapIsRuneSafe(t *testing.T) {
 	// CJK and emoji straddle the cut point.
 	text := strings.Repeat("a", DefaultMaxToolResultChars-DefaultMaxToolResultChars/2) + strings.Repeat("世😀", DefaultMaxToolResultChars)
 	body := []byte(`{"messages":[{"role":"user","content":"go"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}]},` +
-		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":` + string(quote(text)) + `}]}]}`)
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":` + string(anthropic.Quote(text)) + `}]}]}`)
 	c := NewCompressor(CompressorOptions{})
 	r := mustParse(t, body)
 	if st := c.Apply(r); st.Truncated != 1 {
 		t.Fatalf("Apply = %+v; want one truncation", st)
 	}
 	out := r.Encode()
-	got := unquote(mustParse(t, out).Messages[2].Blocks[0].Content())
+	got := anthropic.Unquote(mustParse(t, out).Messages[2].Blocks[0].Content())
 	if !utf8.ValidString(got) || strings.ContainsRune(got, utf8.RuneError) {
 		t.Errorf("truncated text is not clean UTF-8")
 	}
@@ -240,8 +229,8 @@ func session(n int, tail string) []byte {
 
 func TestLayer1BoundaryIsCacheStable(t *testing.T) {
 	l := NewLayer1(5, 0)
-	over := func(limit int) func(*Request) bool {
-		return func(r *Request) bool { return len(r.Messages) > limit }
+	over := func(limit int) func(*anthropic.Request) bool {
+		return func(r *anthropic.Request) bool { return len(r.Messages) > limit }
 	}
 	var firstKept []string
 	moves := 0
@@ -310,7 +299,7 @@ func TestLayer3CachesPerPrefix(t *testing.T) {
 	s := &countingSummarizer{}
 	l := NewLayer3(s, 0)
 	limit := 30
-	over := func(r *Request) bool { return len(r.Messages) > limit }
+	over := func(r *anthropic.Request) bool { return len(r.Messages) > limit }
 	for n := 10; n <= 30; n++ {
 		body := session(n, "")
 		r := mustParse(t, body)

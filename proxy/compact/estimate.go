@@ -4,9 +4,13 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"unicode/utf8"
+
+	"longhaul/proxy/anthropic"
 )
 
-// Estimator defaults (SPEC §3).
+// Estimator defaults. The margin covers the character-class heuristic's
+// error: an estimate must err high, since a request over the window fails
+// upstream while one compacted a little early only loses some cache.
 const (
 	DefaultImageTokens    = 1600 // a full-size image costs about (w×h)/750 ≈ 1,600 tokens
 	DefaultDocumentTokens = 3000 // a PDF page is 1,500–3,000 tokens; documents rarely are one page
@@ -59,16 +63,16 @@ func (e Estimator) WithMargin(raw float64) int {
 
 // Raw is the token count of the whole request without margin or calibration:
 // system, tools and every message.
-func (e Estimator) Raw(r *Request) float64 {
+func (e Estimator) Raw(r *anthropic.Request) float64 {
 	t := textTokens(r.System) + textTokens(r.Tools)
 	return t + e.Messages(r.Messages)
 }
 
 // Estimate is Raw plus the safety margin.
-func (e Estimator) Estimate(r *Request) int { return e.WithMargin(e.Raw(r)) }
+func (e Estimator) Estimate(r *anthropic.Request) int { return e.WithMargin(e.Raw(r)) }
 
 // Messages is the raw token count of msgs.
-func (e Estimator) Messages(msgs []Message) float64 {
+func (e Estimator) Messages(msgs []anthropic.Message) float64 {
 	var t float64
 	for i := range msgs {
 		t += e.Message(&msgs[i])
@@ -77,14 +81,14 @@ func (e Estimator) Messages(msgs []Message) float64 {
 }
 
 // Message is the raw token count of one message.
-func (e Estimator) Message(m *Message) float64 {
+func (e Estimator) Message(m *anthropic.Message) float64 {
 	if m.IsString {
-		return messageOverhead + textTokens(m.text)
+		return messageOverhead + textTokens(m.RawText())
 	}
 	return messageOverhead + e.blocks(m.Blocks)
 }
 
-func (e Estimator) blocks(bs []Block) float64 {
+func (e Estimator) blocks(bs []anthropic.Block) float64 {
 	var t float64
 	for i := range bs {
 		t += e.Block(bs[i])
@@ -93,38 +97,38 @@ func (e Estimator) blocks(bs []Block) float64 {
 }
 
 // Block is the raw token count of one content block.
-func (e Estimator) Block(b Block) float64 {
+func (e Estimator) Block(b anthropic.Block) float64 {
 	t := float64(blockOverhead)
 	switch b.Type {
 	case "text":
-		return t + textTokens(b.f[fText])
+		return t + textTokens(b.RawText())
 	case "thinking":
 		// The signature is opaque to the tokenizer's count of the prompt.
-		return t + textTokens(b.f[fThinking])
+		return t + textTokens(b.RawThinking())
 	case "redacted_thinking":
-		return t + textTokens(b.f[fData])/2
+		return t + textTokens(b.RawData())/2
 	case "tool_use", "server_tool_use":
-		return t + textTokens(b.f[fName]) + textTokens(b.f[fInput])
+		return t + textTokens(b.RawName()) + textTokens(b.Input())
 	case "image":
 		return t + e.imageTokens()
 	case "document":
-		if src := b.f[fSource]; src != nil {
-			if sb, err := parseBlock(src); err == nil && sb.Type == "text" {
-				return t + textTokens(sb.f[fData])
+		if src := b.Source(); src != nil {
+			if sb, err := anthropic.ParseBlock(src); err == nil && sb.Type == "text" {
+				return t + textTokens(sb.RawData())
 			}
 		}
 		return t + e.documentTokens()
 	}
-	if c := b.f[fContent]; c != nil { // tool_result and the server *_tool_result family
+	if c := b.Content(); c != nil { // tool_result and the server *_tool_result family
 		if c[0] == '[' {
-			if inner, err := parseBlocks(c); err == nil {
+			if inner, err := anthropic.ParseBlocks(c); err == nil {
 				return t + e.blocks(inner)
 			}
 		}
 		return t + textTokens(c)
 	}
 	// Unknown or future block: count all of it; over-counting is the safe side.
-	return t + textTokens(b.raw)
+	return t + textTokens(b.Raw())
 }
 
 // textTokens counts the tokens of raw JSON text by character class. Escapes

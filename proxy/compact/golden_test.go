@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"longhaul/proxy/anthropic"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*/*.golden.json")
@@ -17,15 +19,15 @@ var update = flag.Bool("update", false, "rewrite testdata/*/*.golden.json")
 // goldenLayers maps a testdata directory to the step it exercises. Each runs
 // with no session (no remembered state) and as if always over its threshold.
 // The compressor uses small limits so the golden files stay readable; the
-// SPEC defaults are covered by unit tests.
-var goldenLayers = map[string]func(t *testing.T, r *Request){
-	"toolresults": func(t *testing.T, r *Request) {
+// defaults are covered by unit tests.
+var goldenLayers = map[string]func(t *testing.T, r *anthropic.Request){
+	"toolresults": func(t *testing.T, r *anthropic.Request) {
 		NewCompressor(CompressorOptions{MaxChars: 300, LargeChars: 400, SnapshotHead: 120, SnapshotTail: 60}).Apply(r)
 	},
-	"layer1": func(t *testing.T, r *Request) { NewLayer1(3, 0).Apply(r, "", nil) },
-	"layer2": func(t *testing.T, r *Request) { ElideThinking(r, 4) },
-	"purify": func(t *testing.T, r *Request) { Purify(r) },
-	"layer3": func(t *testing.T, r *Request) {
+	"layer1": func(t *testing.T, r *anthropic.Request) { NewLayer1(3, 0).Apply(r, "", nil) },
+	"layer2": func(t *testing.T, r *anthropic.Request) { ElideThinking(r, 4) },
+	"purify": func(t *testing.T, r *anthropic.Request) { Purify(r) },
+	"layer3": func(t *testing.T, r *anthropic.Request) {
 		if _, err := NewLayer3(fixedSummary{}, 0).Apply(context.Background(), r, "", nil); err != nil {
 			t.Fatalf("Layer3.Apply: %v", err)
 		}
@@ -40,7 +42,7 @@ func (fixedSummary) Summarize(_ context.Context, h History) (string, error) {
 		" messages</current_work></conversation_summary>", nil
 }
 
-func firstUserText(ms []Message) string {
+func firstUserText(ms []anthropic.Message) string {
 	for i := range ms {
 		if ms[i].Role == "user" {
 			return ms[i].Text()
@@ -100,9 +102,9 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-func runStep(t *testing.T, apply func(*testing.T, *Request), body []byte) []byte {
+func runStep(t *testing.T, apply func(*testing.T, *anthropic.Request), body []byte) []byte {
 	t.Helper()
-	r, err := ParseRequest(body)
+	r, err := anthropic.ParseRequest(body)
 	if err != nil {
 		t.Fatalf("ParseRequest: %v", err)
 	}
@@ -145,11 +147,11 @@ func checkValid(t testing.TB, in, out []byte) {
 // last assistant turn still starting with its thinking block.
 func validate(in, out []byte) []string {
 	probs := validateKept(in, out)
-	r, err := ParseRequest(out)
+	r, err := anthropic.ParseRequest(out)
 	if err != nil {
 		return probs
 	}
-	orig, err := ParseRequest(in)
+	orig, err := anthropic.ParseRequest(in)
 	if err != nil {
 		return probs
 	}
@@ -173,24 +175,20 @@ func validateKept(in, out []byte) []string {
 	if !json.Valid(out) {
 		return []string{"output is not valid JSON"}
 	}
-	r, err := ParseRequest(out)
+	r, err := anthropic.ParseRequest(out)
 	if err != nil {
 		return []string{"output does not parse: " + err.Error()}
 	}
-	orig, err := ParseRequest(in)
+	orig, err := anthropic.ParseRequest(in)
 	if err != nil {
 		return []string{"input does not parse: " + err.Error()}
 	}
 	var im, om []string
-	for i, m := range orig.members {
-		if i != orig.msgIndex {
-			im = append(im, string(m.key)+":"+string(m.val))
-		}
+	for _, m := range orig.Members() {
+		im = append(im, string(m.Key)+":"+string(m.Value))
 	}
-	for i, m := range r.members {
-		if i != r.msgIndex {
-			om = append(om, string(m.key)+":"+string(m.val))
-		}
+	for _, m := range r.Members() {
+		om = append(om, string(m.Key)+":"+string(m.Value))
 	}
 	if strings.Join(im, ",") != strings.Join(om, ",") {
 		probs = append(probs, "top-level members other than messages changed")
@@ -219,23 +217,23 @@ func validateKept(in, out []byte) []string {
 }
 
 // opaqueParts are the parts of a block a step must never alter.
-func opaqueParts(b Block) []string {
+func opaqueParts(b anthropic.Block) []string {
 	switch b.Type {
 	case "thinking":
-		if s := b.f[fSignature]; s != nil {
+		if s := b.RawSignature(); s != nil {
 			return []string{"signature " + string(s)}
 		}
 	case "redacted_thinking":
-		return []string{"redacted_thinking " + string(b.f[fData])}
+		return []string{"redacted_thinking " + string(b.RawData())}
 	case "text", "image", "document", "tool_use", "tool_result":
 	default:
-		return []string{string(b.raw)}
+		return []string{string(b.Raw())}
 	}
 	return nil
 }
 
 // shapeProblems lists what the upstream would reject in msgs, roles apart.
-func shapeProblems(ms []Message) []string {
+func shapeProblems(ms []anthropic.Message) []string {
 	var probs []string
 	if len(ms) == 0 {
 		return []string{"no messages"}
@@ -319,7 +317,7 @@ func shapeProblems(ms []Message) []string {
 	return probs
 }
 
-func toolUses(m *Message) map[string]bool {
+func toolUses(m *anthropic.Message) map[string]bool {
 	ids := map[string]bool{}
 	for _, b := range m.Blocks {
 		if b.Type == "tool_use" {
@@ -331,7 +329,7 @@ func toolUses(m *Message) map[string]bool {
 
 // alternation lists user/user and assistant/assistant neighbours, system
 // messages aside.
-func alternation(ms []Message) []string {
+func alternation(ms []anthropic.Message) []string {
 	var probs []string
 	prev := ""
 	for i := range ms {
@@ -350,7 +348,7 @@ func alternation(ms []Message) []string {
 // loopStartsWithThinking reports whether ms ends in a tool loop (the last
 // user message carries tool results) whose assistant turn opens with a
 // thinking block.
-func loopStartsWithThinking(ms []Message) bool {
+func loopStartsWithThinking(ms []anthropic.Message) bool {
 	for i := len(ms) - 1; i > 0; i-- {
 		if ms[i].Role != "user" {
 			continue
@@ -364,7 +362,7 @@ func loopStartsWithThinking(ms []Message) bool {
 	return false
 }
 
-func anyThinking(ms []Message) bool {
+func anyThinking(ms []anthropic.Message) bool {
 	for i := range ms {
 		for _, b := range ms[i].Blocks {
 			if b.Type == "thinking" || b.Type == "redacted_thinking" {

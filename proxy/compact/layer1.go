@@ -1,8 +1,12 @@
 package compact
 
-import "strings"
+import (
+	"strings"
 
-// Layer-1 defaults (SPEC §4).
+	"longhaul/proxy/anthropic"
+)
+
+// Layer-1 default: the tool rounds kept (compaction.keep_tool_rounds).
 const DefaultKeepToolRounds = 5
 
 // round is a tool round: messages[start] is an assistant message with
@@ -15,7 +19,7 @@ type round struct {
 }
 
 // findRounds lists the tool rounds of msgs in order.
-func findRounds(msgs []Message) []round {
+func findRounds(msgs []anthropic.Message) []round {
 	var out []round
 	for i := 0; i < len(msgs); i++ {
 		m := &msgs[i]
@@ -58,7 +62,7 @@ func findRounds(msgs []Message) []round {
 	return out
 }
 
-func hasToolResult(m *Message) bool {
+func hasToolResult(m *anthropic.Message) bool {
 	for _, b := range m.Blocks {
 		if b.Type == "tool_result" {
 			return true
@@ -91,7 +95,7 @@ func NewLayer1(keepRounds, sessions int) *Layer1 {
 // always (trim to KeepRounds). session "" disables the remembered boundary.
 // A boundary that leaves the request over the threshold moves at once; see
 // ApplyInSteps for the cache-friendlier rule the pipeline uses.
-func (l *Layer1) Apply(r *Request, session string, over func(*Request) bool) int {
+func (l *Layer1) Apply(r *anthropic.Request, session string, over func(*anthropic.Request) bool) int {
 	return l.ApplyInSteps(r, session, over, nil)
 }
 
@@ -101,7 +105,7 @@ func (l *Layer1) Apply(r *Request, session string, over func(*Request) bool) int
 // over the next threshold, where a costlier, cache-breaking layer would run).
 // Under steady pressure the forwarded prefix so changes every KeepRounds
 // requests, not every request. urgent nil means never urgent.
-func (l *Layer1) ApplyInSteps(r *Request, session string, over, urgent func(*Request) bool) int {
+func (l *Layer1) ApplyInSteps(r *anthropic.Request, session string, over, urgent func(*anthropic.Request) bool) int {
 	rounds := findRounds(r.Messages)
 	maxCut := len(rounds) - l.KeepRounds
 	if maxCut <= 0 {
@@ -150,7 +154,7 @@ func removedCount(rs []round) int {
 // alone: removing them could orphan a tool_use or tool_result). User text
 // that shared a message with a removed tool_result is kept: it joins the
 // user message before the removed round, so turns still alternate.
-func removeRounds(msgs []Message, rs []round) []Message {
+func removeRounds(msgs []anthropic.Message, rs []round) []anthropic.Message {
 	drop := map[int]bool{}
 	strip := map[int]map[string]bool{}
 	for _, rd := range rs {
@@ -162,7 +166,7 @@ func removeRounds(msgs []Message, rs []round) []Message {
 			strip[j] = rd.ids
 		}
 	}
-	out := make([]Message, 0, len(msgs))
+	out := make([]anthropic.Message, 0, len(msgs))
 	joined := false
 	for i, m := range msgs {
 		if drop[i] {
@@ -170,7 +174,7 @@ func removeRounds(msgs []Message, rs []round) []Message {
 			continue
 		}
 		if ids := strip[i]; ids != nil {
-			var keep []Block
+			var keep []anthropic.Block
 			for _, b := range m.Blocks {
 				if b.Type == "tool_result" && ids[b.ToolUseID()] {
 					continue
@@ -196,7 +200,7 @@ func removeRounds(msgs []Message, rs []round) []Message {
 }
 
 // hasContent reports whether blocks hold something besides blank text.
-func hasContent(bs []Block) bool {
+func hasContent(bs []anthropic.Block) bool {
 	for _, b := range bs {
 		if b.Type != "text" || strings.TrimSpace(b.Text()) != "" {
 			return true

@@ -1,13 +1,16 @@
 package compact
 
-// Layer-2 defaults (SPEC §4).
+import "longhaul/proxy/anthropic"
+
+// Layer-2 defaults: the last messages whose thinking is kept in full
+// (compaction.protect_last_messages), and the shortest text worth eliding.
 const (
 	DefaultProtectLastMessages = 4
 	minThinkingChars           = 10
 	elidedThinking             = "..."
 )
 
-var elidedThinkingJSON = quote(elidedThinking)
+var elidedThinkingJSON = anthropic.Quote(elidedThinking)
 
 // ElideThinking (Layer 2) replaces the text of signed thinking blocks longer
 // than 10 characters with "..." in assistant messages before the last
@@ -15,7 +18,7 @@ var elidedThinkingJSON = quote(elidedThinking)
 // and the chain stays intact. Unsigned thinking is left alone (it was not
 // issued by the upstream, so nothing vouches for an edited copy). It returns
 // the number of blocks elided.
-func ElideThinking(r *Request, protect int) int {
+func ElideThinking(r *anthropic.Request, protect int) int {
 	if protect <= 0 {
 		protect = DefaultProtectLastMessages
 	}
@@ -25,7 +28,7 @@ func ElideThinking(r *Request, protect int) int {
 		if m.Role != "assistant" || m.IsString {
 			continue
 		}
-		var out []Block
+		var out []anthropic.Block
 		for bi, b := range m.Blocks {
 			if b.Type != "thinking" || b.Signature() == "" || len([]rune(b.Thinking())) <= minThinkingChars {
 				continue
@@ -35,7 +38,7 @@ func ElideThinking(r *Request, protect int) int {
 				continue
 			}
 			if out == nil {
-				out = append([]Block(nil), m.Blocks...)
+				out = append([]anthropic.Block(nil), m.Blocks...)
 			}
 			out[bi] = nb
 			n++
@@ -51,13 +54,13 @@ func ElideThinking(r *Request, protect int) int {
 // for a model without thinking support. A message left empty is dropped, and
 // the turns on either side of it, now of one role, are joined; the first
 // message stays a user message. It returns the blocks removed.
-func Purify(r *Request) int {
+func Purify(r *anthropic.Request) int {
 	n := 0
-	var out []Message
+	var out []anthropic.Message
 	joined := false
 	for _, m := range r.Messages {
 		if !m.IsString {
-			var keep []Block
+			var keep []anthropic.Block
 			removed := 0
 			for _, b := range m.Blocks {
 				if b.Type == "thinking" || b.Type == "redacted_thinking" {

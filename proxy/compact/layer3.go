@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"hash/maphash"
 	"strings"
+
+	"longhaul/proxy/anthropic"
 )
 
 // Summarizer writes the XML summary of a conversation (Layer 3). It is
@@ -19,7 +21,7 @@ type Summarizer interface {
 // History is what a Summarizer summarises.
 type History struct {
 	System          json.RawMessage // the client's system prompt, for context
-	Messages        []Message
+	Messages        []anthropic.Message
 	LatestSignature string // the last thinking signature in the history, if any
 }
 
@@ -51,7 +53,7 @@ var summaryPhrases = []string{
 
 // IsSummaryRequest reports whether the last user message asks for a summary
 // of the conversation. Only its text is read, not tool results.
-func IsSummaryRequest(r *Request) bool {
+func IsSummaryRequest(r *anthropic.Request) bool {
 	for i := len(r.Messages) - 1; i >= 0; i-- {
 		m := &r.Messages[i]
 		if m.Role != "user" {
@@ -69,7 +71,7 @@ func IsSummaryRequest(r *Request) bool {
 }
 
 // LatestSignature returns the signature of the last signed thinking block.
-func LatestSignature(msgs []Message) string {
+func LatestSignature(msgs []anthropic.Message) string {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		bs := msgs[i].Blocks
 		for j := len(bs) - 1; j >= 0; j-- {
@@ -124,7 +126,7 @@ type Layer3Result struct {
 // thinking. over reports whether a request is still above the threshold
 // (nil = always); a cached summary is reused unless the fork built from it is
 // still over. Summary requests are left alone.
-func (l *Layer3) Apply(ctx context.Context, r *Request, session string, over func(*Request) bool) (Layer3Result, error) {
+func (l *Layer3) Apply(ctx context.Context, r *anthropic.Request, session string, over func(*anthropic.Request) bool) (Layer3Result, error) {
 	if IsSummaryRequest(r) {
 		return Layer3Result{}, nil
 	}
@@ -145,7 +147,7 @@ func (l *Layer3) Apply(ctx context.Context, r *Request, session string, over fun
 // covers by the summary, and reports how many messages it replaced. It does
 // nothing (false) when there is no summary, the client's history no longer
 // starts with what it covers, or r is itself a summary request.
-func (l *Layer3) Resume(r *Request, session string) (int, bool) {
+func (l *Layer3) Resume(r *anthropic.Request, session string) (int, bool) {
 	if session == "" || IsSummaryRequest(r) {
 		return 0, false
 	}
@@ -167,7 +169,7 @@ func (l *Layer3) Resume(r *Request, session string) (int, bool) {
 // summary of a prefix instead of the messages it covers, and replaces r's
 // messages with the fork. Nothing is done when there is nothing new to
 // summarise.
-func (l *Layer3) Extend(ctx context.Context, r *Request, orig []Message, session string) (Layer3Result, error) {
+func (l *Layer3) Extend(ctx context.Context, r *anthropic.Request, orig []anthropic.Message, session string) (Layer3Result, error) {
 	tail := tailStart(orig)
 	if tail <= forkHead(orig) {
 		return Layer3Result{}, nil // nothing left to summarise
@@ -211,9 +213,9 @@ func (l *Layer3) Extend(ctx context.Context, r *Request, orig []Message, session
 // reports whether it is smaller. A summary no shorter than the history it
 // stands for makes no room and has lost detail: the request is better left
 // as it is (the pipeline then sees that the pressure did not drop).
-func makesRoom(summary string, msgs []Message, covers int) ([]Message, bool) {
+func makesRoom(summary string, msgs []anthropic.Message, covers int) ([]anthropic.Message, bool) {
 	fork := buildFork(summary, msgs[covers:])
-	size := func(ms []Message) int {
+	size := func(ms []anthropic.Message) int {
 		n := 0
 		for i := range ms {
 			n += len(ms[i].Raw()) + 1 // and a comma
@@ -232,7 +234,7 @@ func withSignature(summary, sig string) string {
 	return summary + "\n<latest_thinking_signature>" + sig + "</latest_thinking_signature>"
 }
 
-func (l *Layer3) prefixHash(msgs []Message) uint64 {
+func (l *Layer3) prefixHash(msgs []anthropic.Message) uint64 {
 	var h maphash.Hash
 	h.SetSeed(l.seed)
 	for i := range msgs {
@@ -245,7 +247,7 @@ func (l *Layer3) prefixHash(msgs []Message) uint64 {
 // forkHead is the number of leading messages that are a fork's own summary
 // and acknowledgement (0 when r is not a fork), so a fork is not summarised
 // again for nothing.
-func forkHead(msgs []Message) int {
+func forkHead(msgs []anthropic.Message) int {
 	if len(msgs) == 0 || msgs[0].Role != "user" || !strings.HasPrefix(msgs[0].Text(), ContinuationPreamble) {
 		return 0
 	}
@@ -259,7 +261,7 @@ func forkHead(msgs []Message) int {
 // last user message, or the start of its tool round when it carries tool
 // results. What follows it (a system message, an assistant prefill) stays
 // too, so the fork still ends the way the client's request did.
-func tailStart(msgs []Message) int {
+func tailStart(msgs []anthropic.Message) int {
 	last := len(msgs) - 1
 	for last >= 0 && msgs[last].Role != "user" {
 		last--
@@ -288,11 +290,11 @@ func tailStart(msgs []Message) int {
 // acknowledgement when the tail opens with a user turn (an assistant tail
 // turn follows the summary directly, so its thinking block stays first), then
 // the tail.
-func buildFork(summary string, tail []Message) []Message {
-	out := make([]Message, 0, len(tail)+2)
-	out = append(out, NewMessage("user", ContinuationPreamble+summary))
+func buildFork(summary string, tail []anthropic.Message) []anthropic.Message {
+	out := make([]anthropic.Message, 0, len(tail)+2)
+	out = append(out, anthropic.NewMessage("user", ContinuationPreamble+summary))
 	if len(tail) == 0 || tail[0].Role != "assistant" {
-		out = append(out, NewMessage("assistant", acknowledgement))
+		out = append(out, anthropic.NewMessage("assistant", acknowledgement))
 	}
 	return append(out, tail...)
 }

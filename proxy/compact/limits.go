@@ -7,7 +7,7 @@ import (
 	"longhaul/proxy/modelname"
 )
 
-// Context-window defaults (SPEC §3).
+// Context-window defaults, as the providers publish them.
 const (
 	ClaudeContextTokens  = 200_000
 	GeminiContextTokens  = 1_048_576

@@ -1,12 +1,3 @@
-// Package compact keeps long sessions inside the model's context window: it
-// estimates pressure (with calibration against real usage), shrinks tool
-// results, and compacts history in layers — trim old tool rounds, elide old
-// thinking, summarise as a last resort. It works on the Anthropic Messages
-// shape only; other protocols translate into it.
-//
-// Every rewrite works on spans of the client's bytes: what is not edited is
-// re-emitted exactly, and a request that needs nothing is returned as the
-// very same slice.
 package compact
 
 import (
@@ -16,6 +7,8 @@ import (
 	"log/slog"
 	"slices"
 	"time"
+
+	"longhaul/proxy/anthropic"
 )
 
 // Layer names a pipeline step in Stats and logs.
@@ -34,7 +27,9 @@ const (
 // layer runs.
 type Thresholds struct{ L1, L2, L3 float64 }
 
-// DefaultThresholds are SPEC §4's 0.4 / 0.55 / 0.7.
+// DefaultThresholds are 0.4 / 0.55 / 0.7: trimming starts early, where it
+// is cheap and cache-friendly, and the lossy summary only at 70%, with room
+// left for the reply.
 func DefaultThresholds() Thresholds { return Thresholds{L1: 0.4, L2: 0.55, L3: 0.7} }
 
 // Validate checks 0 < L1 ≤ L2 ≤ L3 ≤ 1.
@@ -50,7 +45,7 @@ type Options struct {
 	Thresholds          Thresholds        // zero = DefaultThresholds()
 	KeepToolRounds      int               // Layer 1; 0 = DefaultKeepToolRounds
 	ProtectLastMessages int               // Layer 2; 0 = DefaultProtectLastMessages
-	Compressor          CompressorOptions // zero = SPEC §5 defaults
+	Compressor          CompressorOptions // zero = the Default* compressor limits
 	Limits              *Limits           // nil = DefaultLimits()
 	Calibrator          *Calibrator       // nil = a fresh one (factors 1, no anchors)
 	Summarizer          Summarizer        // nil = Layer 3 fails with ErrSummaryFailed when needed
@@ -146,113 +141,147 @@ func (r Result) Ratio() float64 { return float64(r.After.Calibrated) / float64(m
 // above its threshold after the cheaper ones ran. A Layer-3 failure returns
 // an error wrapping ErrSummaryFailed together with the Result so far.
 func (p *Pipeline) Run(ctx context.Context, in Input) (Result, error) {
-	res := Result{Body: in.Body}
-	req, err := ParseRequest(in.Body)
+	req, err := anthropic.ParseRequest(in.Body)
 	if err != nil {
-		return res, err
+		return Result{Body: in.Body}, err
 	}
-	model := in.Model
-	if model == "" {
-		model = req.Model
-	}
-	family := Family(model)
-	res.family = family
-	res.Limit = p.o.Limits.For(model, in.Betas)
-	count := func(r *Request) (Tokens, *Profile) {
-		prof := p.count.Profile(r)
-		return p.count.CountProfile(in.Session, family, prof), prof
-	}
-	res.Before, res.profile = count(req)
-	cur := res.Before
-	log := p.o.Logger
-	step := func(layer Layer, run func() (items int, hit bool, err error)) error {
-		start := p.o.Now()
-		items, hit, err := run()
-		if err != nil || items == 0 {
-			return err
-		}
-		after, prof := count(req)
-		st := Stats{Layer: layer, TokensBefore: cur.Calibrated, TokensAfter: after.Calibrated,
-			RawBefore: cur.Raw, RawAfter: after.Raw, Items: items, Duration: p.o.Now().Sub(start), CacheHit: hit}
-		res.Stats = append(res.Stats, st)
-		log.Info("["+string(layer)+"] "+layerVerb[layer], "session", in.Session, "model", model, "items", items,
-			"tokens_before", st.TokensBefore, "tokens_after", st.TokensAfter, "raw_before", st.RawBefore, "raw_after", st.RawAfter,
-			"limit", res.Limit, "summary_cache_hit", hit, "took", st.Duration)
-		cur, res.profile = after, prof
-		return nil
-	}
-	above := func(t float64) bool { return float64(cur.Calibrated) > t*float64(res.Limit) }
-	overFn := func(t float64) func(*Request) bool {
-		return func(r *Request) bool {
-			tk, _ := count(r)
-			return float64(tk.Calibrated) > t*float64(res.Limit)
-		}
-	}
+	r := p.newRun(in, req)
 	th := p.o.Thresholds
-
 	if p.o.Signatures != nil {
-		step(LayerSignatures, func() (int, bool, error) {
-			res.Repair = RepairSignatures(req, p.o.Signatures, in.Session, family, p.o.Repair)
-			if n := res.Repair.FromSession; n > 0 {
-				log.Info("Recovered signature from SESSION cache", "session", in.Session, "model", model, "count", n)
-			}
-			if n := res.Repair.FromTool; n > 0 {
-				log.Info("Recovered signature from TOOL cache", "session", in.Session, "model", model, "count", n)
-			}
-			if n := res.Repair.CrossModel; n > 0 {
-				log.Info("Dropped thinking signed by another model family", "session", in.Session, "model", model, "count", n)
-			}
-			return res.Repair.Items(), false, nil
-		})
+		r.step(LayerSignatures, r.repairSignatures)
 	}
-	step(LayerToolResults, func() (int, bool, error) { return p.comp.Apply(req).Items(), false, nil })
+	r.step(LayerToolResults, func() (int, bool, error) { return p.comp.Apply(req).Items(), false, nil })
 	if in.NoThinking {
-		step(LayerPurify, func() (int, bool, error) { return Purify(req), false, nil })
+		r.step(LayerPurify, func() (int, bool, error) { return Purify(req), false, nil })
 	}
 	// The client's history after the lossless and per-message steps: what a
 	// Layer-3 summary covers, whatever Layers 1–2 then do to req.
 	orig := slices.Clone(req.Messages)
 	summaryRequest := IsSummaryRequest(req)
-	if above(th.L1) && !summaryRequest {
+	if r.above(th.L1) && !summaryRequest {
 		// A session already forked stays forked while its history still
 		// starts with what the summary covers: the forwarded prefix stays
 		// the same and no summary call is needed.
-		step(Layer3Summary, func() (int, bool, error) {
+		r.step(Layer3Summary, func() (int, bool, error) {
 			n, ok := p.l3.Resume(req, in.Session)
 			return n, ok, nil
 		})
 	}
-	if above(th.L1) {
-		step(Layer1Trim, func() (int, bool, error) {
-			return p.l1.ApplyInSteps(req, in.Session, overFn(th.L1), overFn(th.L2)), false, nil
+	if r.above(th.L1) {
+		r.step(Layer1Trim, func() (int, bool, error) {
+			return p.l1.ApplyInSteps(req, in.Session, r.over(th.L1), r.over(th.L2)), false, nil
 		})
 	}
-	if above(th.L2) {
-		step(Layer2Thinking, func() (int, bool, error) { return ElideThinking(req, p.o.ProtectLastMessages), false, nil })
+	if r.above(th.L2) {
+		r.step(Layer2Thinking, func() (int, bool, error) { return ElideThinking(req, p.o.ProtectLastMessages), false, nil })
 	}
-	if above(th.L3) && !summaryRequest {
-		err = step(Layer3Summary, func() (int, bool, error) {
-			r, err := p.l3.Extend(ctx, req, orig, in.Session)
-			return r.Summarized, r.CacheHit, err
-		})
-		if err == nil && p.count.withoutMargin(cur.Calibrated) > res.Limit {
-			// Nothing left to summarise, or a summary that does not make
-			// room: forwarding would only fail upstream, less helpfully.
-			err = fmt.Errorf("%w: about %d tokens remain after compaction, over the %d-token window",
-				ErrSummaryFailed, p.count.withoutMargin(cur.Calibrated), res.Limit)
-		}
-		if err != nil {
-			res.After = cur
-			log.Warn("[Layer-3] summary failed; the request is refused", "session", in.Session, "model", model,
-				"tokens", cur.Calibrated, "limit", res.Limit, "err", err)
-			return res, err
+	if r.above(th.L3) && !summaryRequest {
+		if err := r.summarize(ctx, orig); err != nil {
+			return r.res, err
 		}
 	}
-	res.After = cur
+	r.res.After = r.cur
 	if req.Changed() {
-		res.Body, res.Changed = req.Encode(), true
+		r.res.Body, r.res.Changed = req.Encode(), true
 	}
-	return res, nil
+	return r.res, nil
+}
+
+// run is one Pipeline.Run in progress: the request as the steps so far left
+// it, and its pressure.
+type run struct {
+	p     *Pipeline
+	in    Input
+	req   *anthropic.Request
+	model string
+	res   Result
+	cur   Tokens // pressure after the last step that changed the request
+}
+
+func (p *Pipeline) newRun(in Input, req *anthropic.Request) *run {
+	r := &run{p: p, in: in, req: req, model: in.Model, res: Result{Body: in.Body}}
+	if r.model == "" {
+		r.model = req.Model
+	}
+	r.res.family = Family(r.model)
+	r.res.Limit = p.o.Limits.For(r.model, in.Betas)
+	r.res.Before, r.res.profile = r.count(req)
+	r.cur = r.res.Before
+	return r
+}
+
+// count estimates req for this run's session and model family.
+func (r *run) count(req *anthropic.Request) (Tokens, *Profile) {
+	prof := r.p.count.Profile(req)
+	return r.p.count.CountProfile(r.in.Session, r.res.family, prof), prof
+}
+
+func (r *run) above(t float64) bool { return float64(r.cur.Calibrated) > t*float64(r.res.Limit) }
+
+// over returns a test of whether a request is still above threshold t, for
+// the steps that trim until it is not.
+func (r *run) over(t float64) func(*anthropic.Request) bool {
+	return func(req *anthropic.Request) bool {
+		tk, _ := r.count(req)
+		return float64(tk.Calibrated) > t*float64(r.res.Limit)
+	}
+}
+
+// step runs one layer; when it changed something (items > 0) it counts the
+// request again, records Stats and logs the [Layer] line.
+func (r *run) step(layer Layer, apply func() (items int, hit bool, err error)) error {
+	start := r.p.o.Now()
+	items, hit, err := apply()
+	if err != nil || items == 0 {
+		return err
+	}
+	after, prof := r.count(r.req)
+	st := Stats{Layer: layer, TokensBefore: r.cur.Calibrated, TokensAfter: after.Calibrated,
+		RawBefore: r.cur.Raw, RawAfter: after.Raw, Items: items, Duration: r.p.o.Now().Sub(start), CacheHit: hit}
+	r.res.Stats = append(r.res.Stats, st)
+	r.p.o.Logger.Info("["+string(layer)+"] "+layerVerb[layer], "session", r.in.Session, "model", r.model, "items", items,
+		"tokens_before", st.TokensBefore, "tokens_after", st.TokensAfter, "raw_before", st.RawBefore, "raw_after", st.RawAfter,
+		"limit", r.res.Limit, "summary_cache_hit", hit, "took", st.Duration)
+	r.cur, r.res.profile = after, prof
+	return nil
+}
+
+// repairSignatures is the signature step, logging each kind of repair.
+func (r *run) repairSignatures() (int, bool, error) {
+	rep := RepairSignatures(r.req, r.p.o.Signatures, r.in.Session, r.res.family, r.p.o.Repair)
+	r.res.Repair = rep
+	log := r.p.o.Logger
+	if n := rep.FromSession; n > 0 {
+		log.Info("Recovered signature from SESSION cache", "session", r.in.Session, "model", r.model, "count", n)
+	}
+	if n := rep.FromTool; n > 0 {
+		log.Info("Recovered signature from TOOL cache", "session", r.in.Session, "model", r.model, "count", n)
+	}
+	if n := rep.CrossModel; n > 0 {
+		log.Info("Dropped thinking signed by another model family", "session", r.in.Session, "model", r.model, "count", n)
+	}
+	return rep.Items(), false, nil
+}
+
+// summarize runs Layer 3 on the history orig and fails the run when the
+// summary cannot be had or does not make the request fit.
+func (r *run) summarize(ctx context.Context, orig []anthropic.Message) error {
+	err := r.step(Layer3Summary, func() (int, bool, error) {
+		res, err := r.p.l3.Extend(ctx, r.req, orig, r.in.Session)
+		return res.Summarized, res.CacheHit, err
+	})
+	if left := r.p.count.withoutMargin(r.cur.Calibrated); err == nil && left > r.res.Limit {
+		// Nothing left to summarise, or a summary that does not make
+		// room: forwarding would only fail upstream, less helpfully.
+		err = fmt.Errorf("%w: about %d tokens remain after compaction, over the %d-token window",
+			ErrSummaryFailed, left, r.res.Limit)
+	}
+	if err != nil {
+		r.res.After = r.cur
+		r.p.o.Logger.Warn("[Layer-3] summary failed; the request is refused", "session", r.in.Session, "model", r.model,
+			"tokens", r.cur.Calibrated, "limit", r.res.Limit, "err", err)
+	}
+	return err
 }
 
 var layerVerb = map[Layer]string{
@@ -283,7 +312,7 @@ func (p *Pipeline) Learn(res Result, session string, real int) {
 // count_tokens without an upstream: calibrated (or anchored on the session's
 // last real count), without the safety margin decisions use.
 func (p *Pipeline) Count(body []byte, model, session string) (int, error) {
-	req, err := ParseRequest(body)
+	req, err := anthropic.ParseRequest(body)
 	if err != nil {
 		return 0, err
 	}

@@ -2,6 +2,8 @@ package compact
 
 import (
 	"strings"
+
+	"longhaul/proxy/anthropic"
 )
 
 // SignatureSource is the signature cache (proxy/sigcache) as the repair step
@@ -16,7 +18,8 @@ type SignatureSource interface {
 	Compatible(signature, family string) bool
 }
 
-// RepairOptions switch the parts of signature repair (SPEC §6, §7).
+// RepairOptions switch the parts of signature repair; each is a setting
+// (named below) a user can turn off when an upstream behaves differently.
 type RepairOptions struct {
 	// Recover restores signatures the client dropped and the thinking block
 	// a tool loop's last assistant turn must start with
@@ -56,7 +59,7 @@ func (s RepairStats) Items() int { return s.Recovered() + s.CrossModel + s.Unsig
 //     does, signature as issued).
 //
 // Only blocks it changes are rewritten; everything else keeps its bytes.
-func RepairSignatures(r *Request, src SignatureSource, session, family string, o RepairOptions) RepairStats {
+func RepairSignatures(r *anthropic.Request, src SignatureSource, session, family string, o RepairOptions) RepairStats {
 	var st RepairStats
 	if src == nil || (!o.Recover && !o.CrossModel) {
 		return st
@@ -74,7 +77,7 @@ func RepairSignatures(r *Request, src SignatureSource, session, family string, o
 			out = append(out, m)
 			continue
 		}
-		var keep []Block
+		var keep []anthropic.Block
 		edited := false
 		for bi, b := range m.Blocks {
 			if b.Type != "thinking" {
@@ -90,7 +93,7 @@ func RepairSignatures(r *Request, src SignatureSource, session, family string, o
 					edited = true
 					continue
 				}
-				nb, err := b.With("signature", quote(got))
+				nb, err := b.With("signature", anthropic.Quote(got))
 				if err != nil {
 					keep = append(keep, b)
 					continue
@@ -126,7 +129,7 @@ func RepairSignatures(r *Request, src SignatureSource, session, family string, o
 		}
 		r.Messages = out
 	}
-	if o.Recover && thinkingEnabled(r.Thinking) {
+	if o.Recover && anthropic.ThinkingEnabled(r.Thinking) {
 		if restoreLoopThinking(r, src, family) {
 			st.FromTool++
 		}
@@ -143,7 +146,7 @@ const (
 
 // recoverSignature looks the signature of a thinking block up: by the first
 // tool call after it in the same turn, else (last turn only) by session.
-func recoverSignature(src SignatureSource, after []Block, lastTurn bool, session, family string) (string, signatureOrigin) {
+func recoverSignature(src SignatureSource, after []anthropic.Block, lastTurn bool, session, family string) (string, signatureOrigin) {
 	for _, b := range after {
 		if b.Type == "thinking" {
 			break // the next thinking block owns the calls after it
@@ -165,7 +168,7 @@ func recoverSignature(src SignatureSource, after []Block, lastTurn bool, session
 
 // restoreLoopThinking rebuilds the thinking block that must open the
 // assistant turn of an unfinished tool loop, when the client dropped it.
-func restoreLoopThinking(r *Request, src SignatureSource, family string) bool {
+func restoreLoopThinking(r *anthropic.Request, src SignatureSource, family string) bool {
 	n := len(r.Messages)
 	if n < 2 {
 		return false
@@ -189,40 +192,23 @@ func restoreLoopThinking(r *Request, src SignatureSource, family string) bool {
 		if !ok {
 			return false
 		}
-		blk, err := parseBlock([]byte(`{"type":"thinking","thinking":` + string(elidedThinkingJSON) + `,"signature":` + string(quote(sig)) + `}`))
+		blk, err := anthropic.ParseBlock([]byte(`{"type":"thinking","thinking":` + string(elidedThinkingJSON) + `,"signature":` + string(anthropic.Quote(sig)) + `}`))
 		if err != nil {
 			return false
 		}
-		a.SetBlocks(append([]Block{blk}, a.Blocks...))
+		a.SetBlocks(append([]anthropic.Block{blk}, a.Blocks...))
 		return true
 	}
 	return false
 }
 
-func hasThinking(bs []Block) bool {
+func hasThinking(bs []anthropic.Block) bool {
 	for _, b := range bs {
 		if b.Type == "thinking" {
 			return true
 		}
 	}
 	return false
-}
-
-// thinkingEnabled reports whether the request's thinking config turns
-// thinking on ("enabled" with a budget, or "adaptive").
-func thinkingEnabled(raw []byte) bool {
-	if len(raw) == 0 || raw[0] != '{' {
-		return false
-	}
-	on := false
-	eachMember(raw, func(k, v []byte) error { //nolint:errcheck // a malformed config is "off"
-		if keyIs(k, "type") {
-			t := unquote(v)
-			on = t == "enabled" || t == "adaptive"
-		}
-		return nil
-	})
-	return on
 }
 
 // SupportsThinking reports whether model accepts thinking blocks. Only the
@@ -241,20 +227,16 @@ func SupportsThinking(model string) bool {
 	return true
 }
 
-// ThinkingEnabled reports whether a request's raw thinking config turns
-// thinking on ("enabled" with a budget, or "adaptive").
-func ThinkingEnabled(raw []byte) bool { return thinkingEnabled(raw) }
-
 // LoopMissingThinking reports whether a request whose last two messages are
 // prev and last is inside a tool loop whose assistant turn does not start
 // with thinking — the case RepairSignatures restores when thinking is on. It
 // parses only those two messages.
 func LoopMissingThinking(prev, last []byte) bool {
-	p, _, err := parseMessageAt(prev, 0)
+	p, err := anthropic.ParseMessage(prev)
 	if err != nil {
 		return false
 	}
-	l, _, err := parseMessageAt(last, 0)
+	l, err := anthropic.ParseMessage(last)
 	if err != nil || l.Role != "user" || !hasToolResult(&l) || p.Role != "assistant" || p.IsString || len(p.Blocks) == 0 {
 		return false
 	}

@@ -9,10 +9,13 @@ import (
 	"net/http"
 	"strings"
 	"unicode/utf8"
+
+	"longhaul/proxy/anthropic"
 )
 
 // SummaryInstructions is the system prompt of the summary call: the sections
-// of SPEC §4, as XML so the fork can carry it verbatim.
+// a coding agent needs to continue (those Claude Code's own /compact writes),
+// as XML so the fork can carry it verbatim.
 const SummaryInstructions = `You compress a coding-agent conversation so the agent can continue without it.
 Write only an XML document of this shape, thorough on technical detail:
 <conversation_summary>
@@ -40,7 +43,7 @@ const (
 // valid for the summary model.
 type HTTPSummarizer struct {
 	BaseURL     string       // e.g. https://api.anthropic.com (no /v1)
-	APIKey      string       // sent as x-api-key
+	APIKey      string       // sent as x-api-key; "" sends none
 	Model       string       // a small fast model
 	MaxTokens   int          // 0 = DefaultSummaryMaxTokens
 	ResultChars int          // 0 = DefaultSummaryResultChars
@@ -66,10 +69,7 @@ type summaryReply struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	} `json:"content"`
-	Error *struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-	} `json:"error"`
+	Error *anthropic.ErrorDetail `json:"error"`
 }
 
 // SummaryHTTPError is an upstream's refusal of the summary call, with what
@@ -98,14 +98,9 @@ func (s *HTTPSummarizer) Summarize(ctx context.Context, h History) (string, erro
 	if err != nil {
 		return "", fmt.Errorf("encode summary request: %w", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(s.BaseURL, "/")+"/v1/messages", bytes.NewReader(body))
+	req, err := anthropic.NewHTTPRequest(ctx, http.MethodPost, s.BaseURL, "/v1/messages", s.APIKey, nil, bytes.NewReader(body))
 	if err != nil {
 		return "", fmt.Errorf("build summary request: %w", err)
-	}
-	req.Header.Set("content-type", "application/json")
-	req.Header.Set("anthropic-version", "2023-06-01")
-	if s.APIKey != "" {
-		req.Header.Set("x-api-key", s.APIKey)
 	}
 	client := s.Client
 	if client == nil {
@@ -169,7 +164,7 @@ func (s *HTTPSummarizer) transcript(h History) string {
 	return b.String()
 }
 
-func writeBlock(b *strings.Builder, blk Block, limit int) {
+func writeBlock(b *strings.Builder, blk anthropic.Block, limit int) {
 	switch blk.Type {
 	case "text":
 		b.WriteString(blk.Text())
@@ -183,7 +178,7 @@ func writeBlock(b *strings.Builder, blk Block, limit int) {
 		inner, isString, err := blk.ContentBlocks()
 		switch {
 		case isString:
-			b.WriteString(clip(unquote(blk.Content()), limit))
+			b.WriteString(clip(anthropic.Unquote(blk.Content()), limit))
 		case err == nil:
 			for _, ib := range inner {
 				if ib.Type == "text" {

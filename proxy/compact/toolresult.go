@@ -6,9 +6,14 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"longhaul/proxy/anthropic"
 )
 
-// Tool-result compressor defaults (SPEC §5).
+// Tool-result compressor defaults (compaction.max_tool_result_chars): about
+// 50,000 tokens per result, a quarter of a 200k window, past which one
+// observation crowds out the conversation. The content rules (HTML,
+// snapshots) apply from a tenth of that, where decoding starts to pay.
 const (
 	DefaultMaxToolResultChars = 200_000
 	DefaultLargeChars         = 20_000 // content rules (HTML, snapshots) apply above this
@@ -68,7 +73,7 @@ func (s CompressStats) Items() int {
 }
 
 // Apply compresses the tool results of r in place.
-func (c *Compressor) Apply(r *Request) CompressStats {
+func (c *Compressor) Apply(r *anthropic.Request) CompressStats {
 	var st CompressStats
 	for mi := range r.Messages {
 		m := &r.Messages[mi]
@@ -76,7 +81,7 @@ func (c *Compressor) Apply(r *Request) CompressStats {
 			continue
 		}
 		last := mi == len(r.Messages)-1
-		var out []Block
+		var out []anthropic.Block
 		for bi, b := range m.Blocks {
 			if b.Type != "tool_result" {
 				continue
@@ -86,7 +91,7 @@ func (c *Compressor) Apply(r *Request) CompressStats {
 				continue
 			}
 			if out == nil {
-				out = append([]Block(nil), m.Blocks...)
+				out = append([]anthropic.Block(nil), m.Blocks...)
 			}
 			out[bi] = nb
 		}
@@ -104,7 +109,7 @@ var (
 )
 
 // toolResult returns the compressed block and whether it changed.
-func (c *Compressor) toolResult(b Block, last bool, st *CompressStats) (Block, bool) {
+func (c *Compressor) toolResult(b anthropic.Block, last bool, st *CompressStats) (anthropic.Block, bool) {
 	raw := b.Content()
 	if len(raw) == 0 {
 		return b, false
@@ -119,14 +124,14 @@ func (c *Compressor) toolResult(b Block, last bool, st *CompressStats) (Block, b
 		return b, false
 	}
 	if raw[0] == '"' {
-		s, ok := c.text(unquote(raw), c.o.MaxChars, last, st)
+		s, ok := c.text(anthropic.Unquote(raw), c.o.MaxChars, last, st)
 		if !ok {
 			return b, false
 		}
-		nb, err := b.With("content", quote(s))
+		nb, err := b.With("content", anthropic.Quote(s))
 		return nb, err == nil
 	}
-	inner, err := parseBlocks(raw)
+	inner, err := anthropic.ParseBlocks(raw)
 	if err != nil {
 		return b, false
 	}
@@ -145,7 +150,7 @@ func (c *Compressor) toolResult(b Block, last bool, st *CompressStats) (Block, b
 			}
 		case "text":
 			if ns, ok := c.text(ib.Text(), max(budget, truncReserve*2), last, st); ok {
-				if nb, err := ib.With("text", quote(ns)); err == nil {
+				if nb, err := ib.With("text", anthropic.Quote(ns)); err == nil {
 					inner[i], changed = nb, true
 				}
 			}
@@ -168,34 +173,34 @@ func (c *Compressor) toolResult(b Block, last bool, st *CompressStats) (Block, b
 // model knows one was there. It keeps the image's cache_control breakpoint,
 // and is used only when smaller than the image (a tiny image costs less than
 // its description).
-func imageReplacement(b Block) (Block, bool) {
+func imageReplacement(b anthropic.Block) (anthropic.Block, bool) {
 	src := b.Source()
 	if src == nil {
 		return b, false
 	}
 	var typ, media, data []byte
-	if eachMember(src, func(k, v []byte) error {
-		switch {
-		case keyIs(k, "type"):
+	if anthropic.EachMember(src, func(k, v []byte) error {
+		switch string(k) {
+		case "type":
 			typ = v
-		case keyIs(k, "media_type"):
+		case "media_type":
 			media = v
-		case keyIs(k, "data"):
+		case "data":
 			data = v
 		}
 		return nil
-	}) != nil || unquote(typ) != "base64" {
+	}) != nil || anthropic.Unquote(typ) != "base64" {
 		return b, false // url and file images cost nothing to carry
 	}
 	kb := (len(data)*3/4 + 1023) / 1024
-	nb := TextBlock(fmt.Sprintf("[image removed by Longhaul to save context: %s, %d KB]", unquote(media), kb))
-	if cc := memberValue(b.raw, "cache_control"); cc != nil {
+	nb := anthropic.TextBlock(fmt.Sprintf("[image removed by Longhaul to save context: %s, %d KB]", anthropic.Unquote(media), kb))
+	if cc := anthropic.MemberValue(b.Raw(), "cache_control"); cc != nil {
 		var err error
 		if nb, err = nb.With("cache_control", cc); err != nil {
 			return b, false
 		}
 	}
-	return nb, len(nb.raw) < len(b.raw)
+	return nb, len(nb.Raw()) < len(b.Raw())
 }
 
 // text applies the content rules then the hard cap to one tool-result text.

@@ -1,9 +1,6 @@
 package compact
 
-import (
-	"encoding/json"
-	"testing"
-)
+import "testing"
 
 func TestPrefixRunesKeepsCharactersWhole(t *testing.T) {
 	tests := []struct {
@@ -51,28 +48,6 @@ func TestSuffixRunesKeepsCharactersWhole(t *testing.T) {
 	for _, tt := range tests {
 		if got := suffixRunes(tt.s, tt.n); got != tt.want {
 			t.Errorf("suffixRunes(%q, %d) = %q; want %q", tt.s, tt.n, got, tt.want)
-		}
-	}
-}
-
-func TestQuoteIsShortestJSON(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"plain", `"plain"`},
-		{`q"b\`, `"q\"b\\"`},
-		{"<a>&</a>", `"<a>&</a>"`},
-		{"line\u2028sep\u2029", "\"line\u2028sep\u2029\""},
-		{"\n\r\t\b\f\x01\x1f", `"\n\r\t\b\f\u0001\u001f"`},
-		{"日本😀", `"日本😀"`},
-		{"bad\xffutf8", "\"bad\ufffdutf8\""},
-	}
-	for _, tt := range tests {
-		got := string(quote(tt.in))
-		if got != tt.want {
-			t.Errorf("quote(%q) = %s; want %s", tt.in, got, tt.want)
-		}
-		var back string
-		if err := json.Unmarshal([]byte(got), &back); err != nil {
-			t.Errorf("quote(%q) = %s is not a JSON string: %v", tt.in, got, err)
 		}
 	}
 }

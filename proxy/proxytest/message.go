@@ -275,13 +275,27 @@ func (m *Message) build() *rendered {
 		full.Content = append(full.Content, wireBlock(b, false))
 	}
 	r := &rendered{json: marshal(full)}
+	r.events = m.streamEvents(id, model, stop, usage)
+	n := 0
+	for _, e := range r.events {
+		n += len(e)
+	}
+	r.sse = make([]byte, 0, n)
+	for _, e := range r.events {
+		r.sse = append(r.sse, e...)
+	}
+	return r
+}
 
-	// Stream. message_start carries an empty message whose output_tokens is
-	// the tiny initial count the real API reports; message_delta carries the
-	// cumulative totals (input and cache fields included, as newer APIs do).
+// streamEvents renders the message as the stream's events, each framed.
+// message_start carries an empty message whose output_tokens is the tiny
+// initial count the real API reports; message_delta carries the cumulative
+// totals (input and cache fields included, as newer APIs do).
+func (m *Message) streamEvents(id, model, stop string, usage wireUsage) [][]byte {
+	var events [][]byte
 	startUsage := usage
 	startUsage.OutputTokens = min(usage.OutputTokens, 1)
-	add := func(name string, v any) { r.events = append(r.events, event(name, v)) }
+	add := func(name string, v any) { events = append(events, event(name, v)) }
 	add("message_start", evMessageStart{Type: "message_start", Message: wireMessage{
 		ID: id, Type: "message", Role: "assistant", Model: model, Content: []any{},
 		Usage: startUsage}})
@@ -316,16 +330,7 @@ func (m *Message) build() *rendered {
 	}
 	add("message_delta", evMessageDelta{Type: "message_delta", Delta: msgDelta{StopReason: stop}, Usage: usage})
 	add("message_stop", evType{Type: "message_stop"})
-
-	n := 0
-	for _, e := range r.events {
-		n += len(e)
-	}
-	r.sse = make([]byte, 0, n)
-	for _, e := range r.events {
-		r.sse = append(r.sse, e...)
-	}
-	return r
+	return events
 }
 
 // wireBlock renders a content block; start=true gives the empty shell that

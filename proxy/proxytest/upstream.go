@@ -7,15 +7,15 @@ package proxytest
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
+
+	"longhaul/proxy/anthropic"
 )
 
 // maxRecords bounds the Received history so long benchmarks stay flat in memory.
@@ -322,13 +322,19 @@ func (u *Upstream) serveMessages(w http.ResponseWriter, r *http.Request, body []
 		w.Write(rep.Body)
 	case rep.Message == nil:
 		copyHeaders(h, rep.Header)
-		writeError(w, status, ErrorType(status), http.StatusText(status), id)
+		writeError(w, status, anthropic.ErrorType(status), http.StatusText(status), id)
 	case streamFlag(body):
 		u.writeStream(w, ctx, rep, status)
 	default:
 		u.writeJSON(w, ctx, rep, status)
 	}
 }
+
+// streamFlag reports whether the request's top-level "stream" is true (the
+// last one when the key repeats, as decoders read it; false for malformed
+// JSON), with the proxy's scanner: a full decode of an 800 KB body would
+// dominate the large-body benchmarks.
+func streamFlag(body []byte) bool { return string(anthropic.MemberValue(body, "stream")) == "true" }
 
 func (u *Upstream) writeStream(w http.ResponseWriter, ctx context.Context, rep Reply, status int) {
 	h := w.Header()
@@ -429,136 +435,3 @@ func copyHeaders(dst, src http.Header) {
 		dst[http.CanonicalHeaderKey(k)] = append([]string(nil), v...)
 	}
 }
-
-var reqSeq atomic.Int64
-
-func nextRequestID() string { return "req_011CProxyTest" + pad(reqSeq.Add(1)) }
-
-// setBaseHeaders adds what every real API response carries: a request-id and
-// the anthropic-ratelimit-* family (limits and resets in RFC 3339).
-func setBaseHeaders(h http.Header, id string) {
-	reset := time.Now().UTC().Add(time.Minute).Format(time.RFC3339)
-	h.Set("Request-Id", id)
-	h.Set("Anthropic-Ratelimit-Requests-Limit", "4000")
-	h.Set("Anthropic-Ratelimit-Requests-Remaining", "3999")
-	h.Set("Anthropic-Ratelimit-Requests-Reset", reset)
-	h.Set("Anthropic-Ratelimit-Input-Tokens-Limit", "2000000")
-	h.Set("Anthropic-Ratelimit-Input-Tokens-Remaining", "1999000")
-	h.Set("Anthropic-Ratelimit-Input-Tokens-Reset", reset)
-	h.Set("Anthropic-Ratelimit-Output-Tokens-Limit", "400000")
-	h.Set("Anthropic-Ratelimit-Output-Tokens-Remaining", "400000")
-	h.Set("Anthropic-Ratelimit-Output-Tokens-Reset", reset)
-	h.Set("Anthropic-Ratelimit-Tokens-Limit", "2400000")
-	h.Set("Anthropic-Ratelimit-Tokens-Remaining", "2399000")
-	h.Set("Anthropic-Ratelimit-Tokens-Reset", reset)
-}
-
-type apiError struct {
-	Type  string `json:"type"`
-	Error struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-	} `json:"error"`
-	RequestID string `json:"request_id,omitempty"`
-}
-
-func errorBody(errType, message, requestID string) []byte {
-	var e apiError
-	e.Type = "error"
-	e.Error.Type = errType
-	e.Error.Message = message
-	e.RequestID = requestID
-	return marshal(e)
-}
-
-func writeError(w http.ResponseWriter, status int, errType, message, requestID string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(errorBody(errType, message, requestID))
-}
-
-// The in-band error exactly as the streaming docs show it (no request_id).
-var overloadedEvent = frame("error", errorBody("overloaded_error", "Overloaded", ""))
-
-// ErrorType maps an HTTP status to the API's error type.
-func ErrorType(status int) string {
-	switch status {
-	case 400:
-		return "invalid_request_error"
-	case 401:
-		return "authentication_error"
-	case 403:
-		return "permission_error"
-	case 404:
-		return "not_found_error"
-	case 413:
-		return "request_too_large"
-	case 429:
-		return "rate_limit_error"
-	case 529:
-		return "overloaded_error"
-	}
-	if status >= 500 {
-		return "api_error"
-	}
-	return "invalid_request_error"
-}
-
-// ErrorReply is an Anthropic error JSON reply. The body's request_id and the
-// request-id header carry the same value, as on the real API.
-func ErrorReply(status int, errType, message string) Reply {
-	id := nextRequestID()
-	return Reply{
-		Status: status,
-		Header: http.Header{"Request-Id": {id}},
-		Body:   errorBody(errType, message, id),
-	}
-}
-
-// RateLimited is a 429 rate_limit_error with retry-after and exhausted
-// request-limit headers.
-func RateLimited(retryAfterSeconds int) Reply {
-	r := ErrorReply(http.StatusTooManyRequests, "rate_limit_error",
-		"This request would exceed the rate limit for your organization. Please try again later.")
-	r.Header.Set("Retry-After", strconv.Itoa(retryAfterSeconds))
-	r.Header.Set("Anthropic-Ratelimit-Requests-Remaining", "0")
-	r.Header.Set("Anthropic-Ratelimit-Requests-Reset",
-		time.Now().UTC().Add(time.Duration(retryAfterSeconds)*time.Second).Format(time.RFC3339))
-	return r
-}
-
-// Overloaded is a 529 overloaded_error.
-func Overloaded() Reply { return ErrorReply(529, "overloaded_error", "Overloaded") }
-
-// ServerError is a 500 api_error.
-func ServerError() Reply { return ErrorReply(500, "api_error", "Internal server error") }
-
-// Unauthorized is a 401 authentication_error.
-func Unauthorized() Reply { return ErrorReply(401, "authentication_error", "invalid x-api-key") }
-
-// models is what GET /v1/models lists, newest first.
-var models = []struct{ ID, DisplayName, CreatedAt string }{
-	{"claude-sonnet-4-5-20250929", "Claude Sonnet 4.5", "2025-09-29T00:00:00Z"},
-	{"claude-haiku-4-5-20251001", "Claude Haiku 4.5", "2025-10-15T00:00:00Z"},
-}
-
-var modelsJSON = func() []byte {
-	type model struct {
-		Type        string `json:"type"`
-		ID          string `json:"id"`
-		DisplayName string `json:"display_name"`
-		CreatedAt   string `json:"created_at"`
-	}
-	var list struct {
-		Data    []model `json:"data"`
-		HasMore bool    `json:"has_more"`
-		FirstID string  `json:"first_id"`
-		LastID  string  `json:"last_id"`
-	}
-	for _, m := range models {
-		list.Data = append(list.Data, model{"model", m.ID, m.DisplayName, m.CreatedAt})
-	}
-	list.FirstID, list.LastID = models[0].ID, models[len(models)-1].ID
-	b, _ := json.Marshal(list)
-	return b
-}()

@@ -1,7 +1,7 @@
 // Copying text: the Wails runtime's clipboard inside the window, navigator.clipboard in a browser,
 // and the old execCommand('copy') as the last resort (WebKitGTK and non-secure origins).
 
-import { currentDoor } from './system'
+import { currentDoor } from './door'
 
 /** copyText returns whether the text reached the clipboard. */
 export async function copyText(text: string): Promise<boolean> {

@@ -1,8 +1,11 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { PROXY_STATUS } from '../events'
-import { isWails, wailsDoor, type WailsRuntime, type WailsSystem } from './door'
-import { currentDoor, getStatus, onStatus, setProxyEnabled } from './system'
-import { ApiError, type ProxyStatus } from './types'
+import { installWails } from '../testing/wails'
+import { currentDoor, inWindow } from './door'
+import { ApiError } from './errors'
+import type { ProxyStatus } from './models'
+import { proxy } from './proxy'
+import { updates } from './updates'
 
 const running: ProxyStatus = {
   running: true,
@@ -16,27 +19,11 @@ const running: ProxyStatus = {
 }
 const stopped: ProxyStatus = { ...running, running: false }
 
-/** A stand-in for what Wails v2 injects: window.go.app.System and window.runtime. */
-function installWails() {
-  const handlers = new Map<string, (...data: unknown[]) => void>()
-  const system = {
-    Status: vi.fn<WailsSystem['Status']>(async () => running),
-    SetProxyEnabled: vi.fn<WailsSystem['SetProxyEnabled']>(async (on: boolean) => (on ? running : stopped)),
-  }
-  const runtime = {
-    EventsOn: vi.fn((name: string, cb: (...data: unknown[]) => void) => {
-      handlers.set(name, cb)
-      return () => handlers.delete(name)
-    }),
-    EventsOff: vi.fn((name: string) => {
-      handlers.delete(name)
-    }),
-    ClipboardSetText: vi.fn(async () => true),
-  } satisfies WailsRuntime
-  window.go = { app: { System: system } }
-  window.runtime = runtime
-  const emit = (name: string, ...data: unknown[]) => handlers.get(name)?.(...data)
-  return { system, runtime, handlers, emit }
+function window_() {
+  const w = installWails()
+  w.go.Proxy.Status.mockImplementation(async () => running)
+  w.go.Proxy.SetEnabled.mockImplementation(async (on: boolean) => (on ? running : stopped))
+  return w
 }
 
 afterEach(() => {
@@ -46,121 +33,118 @@ afterEach(() => {
 
 describe('door detection', () => {
   it('uses HTTP when the Wails bindings are absent', () => {
-    expect(isWails(window)).toBe(false)
+    expect(inWindow(window)).toBe(false)
     expect(currentDoor().kind).toBe('http')
   })
 
-  it('uses Wails when window.go.app.System is present', () => {
-    installWails()
-    expect(isWails(window)).toBe(true)
+  it('uses Wails when window.go.app.Proxy is present', () => {
+    window_()
+    expect(inWindow(window)).toBe(true)
     expect(currentDoor().kind).toBe('wails')
   })
 
   it('is not fooled by a partial window.go', () => {
     window.go = { app: {} }
-    expect(isWails(window)).toBe(false)
+    expect(inWindow(window)).toBe(false)
     expect(currentDoor().kind).toBe('http')
   })
 
   it('keeps one door while the bindings stay the same', () => {
-    installWails()
+    window_()
     expect(currentDoor()).toBe(currentDoor())
   })
 })
 
 describe('Wails door', () => {
-  it('getStatus calls System.Status', async () => {
-    const { system } = installWails()
-    await expect(getStatus()).resolves.toEqual(running)
-    expect(system.Status).toHaveBeenCalledTimes(1)
+  it('proxy.status calls the generated binding of Proxy.Status', async () => {
+    const { go } = window_()
+    await expect(proxy.status()).resolves.toEqual(running)
+    expect(go.Proxy.Status).toHaveBeenCalledTimes(1)
   })
 
-  it('setProxyEnabled calls System.SetProxyEnabled with the flag', async () => {
-    const { system } = installWails()
-    await expect(setProxyEnabled(false)).resolves.toEqual(stopped)
-    await expect(setProxyEnabled(true)).resolves.toEqual(running)
-    expect(system.SetProxyEnabled.mock.calls).toEqual([[false], [true]])
+  it('proxy.setEnabled calls Proxy.SetEnabled with the flag', async () => {
+    const { go } = window_()
+    await expect(proxy.setEnabled(false)).resolves.toEqual(stopped)
+    await expect(proxy.setEnabled(true)).resolves.toEqual(running)
+    expect(go.Proxy.SetEnabled.mock.calls).toEqual([[false], [true]])
   })
 
   it('turns a rejected Go error into an ApiError with its text', async () => {
-    const { system } = installWails()
-    system.SetProxyEnabled.mockRejectedValueOnce('listen tcp 127.0.0.1:8787: bind: address already in use')
-    const err = await setProxyEnabled(true).catch((e: unknown) => e)
+    const { go } = window_()
+    go.Proxy.SetEnabled.mockRejectedValueOnce('listen tcp 127.0.0.1:8787: bind: address already in use')
+    const err = await proxy.setEnabled(true).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(ApiError)
     expect((err as ApiError).message).toBe('listen tcp 127.0.0.1:8787: bind: address already in use')
   })
 
-  it('fills fields the backend left out', async () => {
-    const { system } = installWails()
-    system.Status.mockResolvedValueOnce({ running: true, baseURL: 'http://127.0.0.1:1' })
-    await expect(getStatus()).resolves.toEqual({
-      running: true,
-      address: '',
-      baseURL: 'http://127.0.0.1:1',
-      error: '',
-      accounts: 0,
-      requests: 0,
-      version: '',
-      dataDir: '',
-    })
-  })
-
-  it('onStatus pairs runtime.EventsOn and EventsOff', () => {
-    const { runtime, emit } = installWails()
+  it('onStatus registers one runtime listener and removes it', () => {
+    const { runtime, emit, listening } = window_()
     const got: ProxyStatus[] = []
-    const off = onStatus((s) => got.push(s))
-    expect(runtime.EventsOn).toHaveBeenCalledTimes(1)
-    expect(runtime.EventsOn.mock.calls[0]?.[0]).toBe(PROXY_STATUS)
+    const off = proxy.onStatus((s) => got.push(s))
+    expect(runtime.EventsOnMultiple).toHaveBeenCalledTimes(1)
+    expect(runtime.EventsOnMultiple.mock.calls[0]?.[0]).toBe(PROXY_STATUS)
+    expect(listening(PROXY_STATUS)).toBe(1)
 
     emit(PROXY_STATUS, stopped)
     expect(got).toEqual([stopped])
 
     off()
-    expect(runtime.EventsOff).toHaveBeenCalledWith(PROXY_STATUS)
+    expect(listening(PROXY_STATUS)).toBe(0)
     emit(PROXY_STATUS, running)
     expect(got).toEqual([stopped])
 
     off() // a second call is harmless
-    expect(runtime.EventsOff).toHaveBeenCalledTimes(1)
+    expect(listening(PROXY_STATUS)).toBe(0)
   })
 
   it('shares one runtime registration among subscribers', () => {
-    const { runtime, emit } = installWails()
+    const { runtime, emit, listening } = window_()
     const a = vi.fn()
     const b = vi.fn()
-    const offA = onStatus(a)
-    const offB = onStatus(b)
-    expect(runtime.EventsOn).toHaveBeenCalledTimes(1)
+    const offA = proxy.onStatus(a)
+    const offB = proxy.onStatus(b)
+    expect(runtime.EventsOnMultiple).toHaveBeenCalledTimes(1)
 
     emit(PROXY_STATUS, running)
     expect(a).toHaveBeenCalledWith(running)
     expect(b).toHaveBeenCalledWith(running)
 
     offA()
-    expect(runtime.EventsOff).not.toHaveBeenCalled()
+    expect(listening(PROXY_STATUS)).toBe(1)
     emit(PROXY_STATUS, stopped)
     expect(a).toHaveBeenCalledTimes(1)
     expect(b).toHaveBeenLastCalledWith(stopped)
 
     offB()
-    expect(runtime.EventsOff).toHaveBeenCalledTimes(1)
+    expect(listening(PROXY_STATUS)).toBe(0)
 
-    onStatus(a)()
-    expect(runtime.EventsOn).toHaveBeenCalledTimes(2)
-    expect(runtime.EventsOff).toHaveBeenCalledTimes(2)
+    proxy.onStatus(a)()
+    expect(runtime.EventsOnMultiple).toHaveBeenCalledTimes(2)
+    expect(listening(PROXY_STATUS)).toBe(0)
   })
 
   it('copies through the runtime clipboard', async () => {
-    const { runtime } = installWails()
+    const { runtime } = window_()
     await expect(currentDoor().copyText('hello')).resolves.toBe(true)
     expect(runtime.ClipboardSetText).toHaveBeenCalledWith('hello')
   })
 
   it('works without a runtime (no events, no crash)', () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {})
-    const door = wailsDoor({ Status: async () => running, SetProxyEnabled: async () => running }, undefined)
-    const off = door.on(PROXY_STATUS, () => {})
+    installWails({ runtime: false })
+    const off = currentDoor().on(PROXY_STATUS, () => {})
     off()
     expect(warn).toHaveBeenCalled()
+  })
+
+  it('restarts only in the window', async () => {
+    const { go } = window_()
+    go.Updates.Restart.mockResolvedValueOnce()
+    expect(updates.canRestart()).toBe(true)
+    await updates.restart()
+    expect(go.Updates.Restart).toHaveBeenCalledTimes(1)
+    delete window.go
+    expect(updates.canRestart()).toBe(false)
+    await expect(updates.restart()).rejects.toBeInstanceOf(ApiError)
   })
 })

@@ -1,44 +1,30 @@
-// The two doors into the backend. Everything above src/api/ sees only the Door interface.
+// The two doors into the backend, and `bind`, which the facade modules (proxy.ts, accounts.ts,
+// settings.ts, history.ts, clients.ts, updates.ts) use to expose each bound Go method once:
 //
-//  - Wails door: inside the desktop window, Wails v2 injects the bound Go methods on
-//    window.go.<package>.<Struct> and its runtime on window.runtime.
+//  - Wails door: inside the desktop window. Calls go through the generated bindings
+//    (frontend/wailsjs/go/app/<Facade>.js, which call window.go.app.<Facade>.<Method>), events and
+//    the clipboard through the generated runtime wrapper (frontend/wailsjs/runtime).
 //  - HTTP door: in a browser against the headless backend on the same origin: JSON over HTTP
 //    plus Server-Sent Events.
+//
+// Nothing above src/api/ sees which door is open.
 
+import { ClipboardSetText, EventsOnMultiple } from '../../wailsjs/runtime/runtime'
 import { t } from '../i18n'
-import { ApiError, errorFields, errorMessage, parseFieldLines } from './types'
-
-/** The bound app.System facade, as Wails v2 injects it (every exported Go method). */
-export interface WailsSystem {
-  Status(): Promise<unknown>
-  SetProxyEnabled(on: boolean): Promise<unknown>
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  [method: string]: ((...args: any[]) => Promise<unknown>) | undefined
-}
-
-/** The part of the Wails v2 runtime (window.runtime) that the UI uses. */
-export interface WailsRuntime {
-  EventsOn(name: string, cb: (...data: unknown[]) => void): unknown
-  EventsOff(name: string, ...additional: string[]): void
-  ClipboardSetText?(text: string): Promise<boolean>
-}
+import { ApiError, errorFields, errorMessage, parseFieldLines } from './errors'
 
 declare global {
   interface Window {
-    go?: { app?: { System?: WailsSystem } }
-    runtime?: WailsRuntime
+    /** The bound Go facades, as Wails v2 injects them: window.go.app.<Facade>.<Method>. */
+    go?: { app?: Record<string, Record<string, unknown> | undefined> }
+    /** The Wails runtime (wrapped by frontend/wailsjs/runtime); only its presence is checked here. */
+    runtime?: object
   }
 }
 
 export type Unsubscribe = () => void
 
-export interface Door {
-  readonly kind: 'wails' | 'http'
-  /**
-   * Calls a backend method by its Go name (System.<method> in the window, the matching route of
-   * httpRoutes in a browser); rejects with ApiError.
-   */
-  call(method: string, ...args: unknown[]): Promise<unknown>
+interface Events {
   /** Listens to a backend event; the callback gets the event payload. */
   on(event: string, cb: (payload: unknown) => void): Unsubscribe
   /**
@@ -50,13 +36,25 @@ export interface Door {
   copyText(text: string): Promise<boolean>
 }
 
-/** isWails reports whether the UI runs inside the Wails window (the Go bindings are present). */
-export function isWails(w: Window | undefined = globalThis.window): boolean {
-  return w?.go?.app?.System !== undefined
+export interface WailsDoor extends Events {
+  readonly kind: 'wails'
+}
+
+export interface HttpDoor extends Events {
+  readonly kind: 'http'
+  /** Makes one API request; resolves with the parsed JSON (or text), rejects with ApiError. */
+  request(route: Route): Promise<unknown>
+}
+
+export type Door = WailsDoor | HttpDoor
+
+/** inWindow reports whether the UI runs inside the Wails window (the Go bindings are present). */
+export function inWindow(w: Window | undefined = globalThis.window): boolean {
+  return w?.go?.app?.Proxy !== undefined
 }
 
 // Fan-out: one registration per event name with the backend, any number of local listeners.
-// The backend registration is removed when the last local listener leaves, so EventsOn/EventsOff
+// The backend registration is removed when the last local listener leaves, so runtime listeners
 // (and the SSE listeners) stay paired however many components subscribe.
 class Listeners {
   private readonly byName = new Map<string, Set<(payload: unknown) => void>>()
@@ -111,43 +109,34 @@ function once(fn: () => void): Unsubscribe {
 // ---------------------------------------------------------------------------------------------
 // Wails door
 
-export function wailsDoor(system: WailsSystem, runtime: WailsRuntime | undefined): Door {
+export function wailsDoor(): WailsDoor {
   const listeners = new Listeners()
-
-  async function call(method: string, ...args: unknown[]): Promise<unknown> {
-    const fn = system[method]
-    if (typeof fn !== 'function') throw new ApiError(t('errors.noMethod', { method }))
-    try {
-      // Bound Go methods returning (T, error) reject with the error text (or, with an error
-      // formatter, with {message, fields}).
-      return await fn.apply(system, args)
-    } catch (err) {
-      throw wailsError(err)
-    }
-  }
+  const offs = new Map<string, () => void>()
+  const hasRuntime = () => globalThis.window?.runtime !== undefined
 
   return {
     kind: 'wails',
-    call,
     on(event, cb) {
-      if (runtime === undefined) {
+      if (!hasRuntime()) {
         console.warn(`Wails runtime missing; not listening to ${event}`)
         return () => {}
       }
       if (listeners.add(event, cb)) {
-        runtime.EventsOn(event, (...data: unknown[]) => listeners.emit(event, data[0]))
+        offs.set(event, EventsOnMultiple(event, (...data: unknown[]) => listeners.emit(event, data[0]), -1))
       }
       return once(() => {
-        if (listeners.remove(event, cb)) runtime.EventsOff(event)
+        if (!listeners.remove(event, cb)) return
+        offs.get(event)?.()
+        offs.delete(event)
       })
     },
     onReconnect() {
       return () => {}
     },
     async copyText(text) {
-      if (runtime?.ClipboardSetText === undefined) return false
+      if (!hasRuntime()) return false
       try {
-        return await runtime.ClipboardSetText(text)
+        return await ClipboardSetText(text)
       } catch {
         return false
       }
@@ -159,23 +148,23 @@ export function wailsDoor(system: WailsSystem, runtime: WailsRuntime | undefined
 // HTTP door
 
 /** Paths of the headless backend's HTTP API (same origin as the page). */
+export const api = '/longhaul/v1'
 export const httpPaths = {
-  status: '/longhaul/v1/status',
-  proxy: '/longhaul/v1/proxy',
-  events: '/longhaul/v1/events',
+  status: `${api}/status`,
+  proxy: `${api}/proxy`,
+  events: `${api}/events`,
 } as const
 
-type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE'
-interface HttpCall {
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE'
+
+/** One request of the HTTP door: the twin of one bound Go method call (app/door). */
+export interface Route {
   method: HttpMethod
   path: string
   body?: unknown
   /** The reply is text (JSON Lines), not JSON. */
   text?: boolean
 }
-
-const api = '/longhaul/v1'
-const enc = encodeURIComponent
 
 /** query turns a filter object into "?a=1&b=2", leaving out empty values. */
 export function query(q: unknown): string {
@@ -189,37 +178,8 @@ export function query(q: unknown): string {
   return s === '' ? '' : `?${s}`
 }
 
-/** The HTTP twin of each bound System method (app/door.go, api_door.go, history_door.go). */
-export const httpRoutes: Record<string, (...args: unknown[]) => HttpCall> = {
-  Status: () => ({ method: 'GET', path: httpPaths.status }),
-  SetProxyEnabled: (on) => ({ method: 'POST', path: httpPaths.proxy, body: { enabled: on === true } }),
-  Accounts: () => ({ method: 'GET', path: `${api}/accounts` }),
-  AddAccount: (input) => ({ method: 'POST', path: `${api}/accounts`, body: input }),
-  UpdateAccount: (id, input) => ({ method: 'PUT', path: `${api}/accounts/${enc(String(id))}`, body: input }),
-  SetAccountEnabled: (id, on) => ({
-    method: 'POST',
-    path: `${api}/accounts/${enc(String(id))}/enabled`,
-    body: { enabled: on === true },
-  }),
-  DeleteAccount: (id) => ({ method: 'DELETE', path: `${api}/accounts/${enc(String(id))}` }),
-  TestAccount: (id) => ({ method: 'POST', path: `${api}/accounts/${enc(String(id))}/test`, body: {} }),
-  TestKey: (id, input) => ({ method: 'POST', path: `${api}/accounts/test`, body: { ...(input as object), id } }),
-  Settings: () => ({ method: 'GET', path: `${api}/settings` }),
-  SetSettings: (values) => ({ method: 'PUT', path: `${api}/settings`, body: { values } }),
-  ResetSettings: (keys) => ({ method: 'POST', path: `${api}/settings/reset`, body: { keys } }),
-  History: (q) => ({ method: 'GET', path: `${api}/history${query(q)}` }),
-  HistoryDetail: (id) => ({ method: 'GET', path: `${api}/history/${enc(String(id))}` }),
-  ExportHistory: (q) => ({ method: 'GET', path: `${api}/history/export${query(q)}`, text: true }),
-  HistorySessions: (q) => ({ method: 'GET', path: `${api}/sessions${query(q)}` }),
-  SessionPressure: (id) => ({ method: 'GET', path: `${api}/sessions/${enc(String(id))}/pressure` }),
-  HistoryStats: (q) => ({ method: 'GET', path: `${api}/stats${query(q)}` }),
-  HistoryStatsSeries: (q) => ({ method: 'GET', path: `${api}/stats/series${query(q)}` }),
-  ClaudeCodeStatus: () => ({ method: 'GET', path: `${api}/clients/claude-code` }),
-  ConfigureClaudeCode: () => ({ method: 'POST', path: `${api}/clients/claude-code`, body: {} }),
-  UndoClaudeCode: () => ({ method: 'POST', path: `${api}/clients/claude-code/undo`, body: {} }),
-  UpdateStatus: () => ({ method: 'GET', path: `${api}/update` }),
-  CheckForUpdates: () => ({ method: 'POST', path: `${api}/update/check`, body: {} }),
-}
+/** Path segment, escaped. */
+export const seg = (v: string | number): string => encodeURIComponent(String(v))
 
 export interface HttpDoorOptions {
   /** Prefix for the API paths, e.g. "http://127.0.0.1:8080". Empty means the page's origin. */
@@ -230,7 +190,7 @@ export interface HttpDoorOptions {
   EventSource?: typeof EventSource
 }
 
-export function httpDoor(opts: HttpDoorOptions = {}): Door {
+export function httpDoor(opts: HttpDoorOptions = {}): HttpDoor {
   const base = opts.base ?? ''
   const doFetch = opts.fetch ?? ((input, init) => globalThis.fetch(input, init))
   const listeners = new Listeners()
@@ -338,11 +298,8 @@ export function httpDoor(opts: HttpDoorOptions = {}): Door {
 
   return {
     kind: 'http',
-    call(method, ...args) {
-      const route = httpRoutes[method]
-      if (route === undefined) return Promise.reject(new ApiError(t('errors.noMethod', { method })))
-      const c = route(...args)
-      return request(c.method, c.path, c.body, c.text === true)
+    request(r) {
+      return request(r.method, r.path, r.body, r.text === true)
     },
     on(event, cb) {
       if (listeners.add(event, cb)) listen(event)
@@ -387,4 +344,46 @@ function wailsError(err: unknown): ApiError {
   }
   const message = errorMessage(err)
   return new ApiError(message, 0, parseFieldLines(message))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Choosing the door, and binding Go methods to it
+
+let cached: { app: object | undefined; door: Door } | undefined
+
+/**
+ * currentDoor picks the Wails door when the Go bindings are present and the HTTP door otherwise.
+ * The choice is remembered for as long as window.go.app stays the same object, so event
+ * subscriptions share one backend registration.
+ */
+export function currentDoor(): Door {
+  const w = globalThis.window as Window | undefined
+  const app = inWindow(w) ? w?.go?.app : undefined
+  if (cached === undefined || cached.app !== app) {
+    cached = { app, door: app !== undefined ? wailsDoor() : httpDoor() }
+  }
+  return cached.door
+}
+
+/**
+ * bind exposes one bound Go method to the UI: inside the window it calls the generated binding
+ * (frontend/wailsjs/go/app/<Facade>.js), in a browser the HTTP route that route() builds from
+ * the same arguments. The parameter and result types are the generated ones, so a Go signature
+ * change breaks the type check of every caller. Without a route the method exists only in the
+ * window. Either way a failure is an ApiError.
+ */
+export function bind<A extends unknown[], R>(method: (...args: A) => Promise<R>, route?: (...args: A) => Route): (...args: A) => Promise<R> {
+  return async (...args) => {
+    const door = currentDoor()
+    if (door.kind === 'wails') {
+      try {
+        return await method(...args)
+      } catch (err) {
+        throw wailsError(err)
+      }
+    }
+    if (route === undefined) throw new ApiError(t('errors.windowOnly'))
+    // Trusted: the route answers with what the bound method returns (app/door calls the facade).
+    return (await door.request(route(...args))) as R
+  }
 }

@@ -1,13 +1,20 @@
-import { afterEach, describe, expect, it, vi } from 'vitest'
-import { backend } from './backend'
-import { httpDoor, query } from './door'
+import { afterEach, describe, expect, it } from 'vitest'
+import { installWails } from '../testing/wails'
+import { query } from './door'
+import { ApiError, parseFieldLines } from './errors'
+import { history } from './history'
+import { settings } from './settings'
 import { backendLogic, json, startBackend } from './testing/backend'
-import { ApiError, parseFieldLines } from './types'
 
 afterEach(() => {
   delete window.go
   delete window.runtime
 })
+
+// The page is served by the backend, so the API is on the page's own origin.
+function servePageFrom(origin: string): void {
+  ;(window as unknown as { happyDOM: { setURL(url: string): void } }).happyDOM.setURL(origin + '/')
+}
 
 describe('validation errors reach the field', () => {
   it('reads "field: message" lines from the window, and nothing from other text', () => {
@@ -22,19 +29,11 @@ describe('validation errors reach the field', () => {
     expect(parseFieldLines('dial tcp 127.0.0.1:1: connect: connection refused')).toEqual({})
   })
 
-  it('Wails door: a rejected SetSettings becomes an ApiError with fields', async () => {
-    window.go = {
-      app: {
-        System: {
-          Status: vi.fn(),
-          SetProxyEnabled: vi.fn(),
-          SetSettings: vi.fn(async () => {
-            throw 'proxy.port: must be between 1 and 65535'
-          }),
-        },
-      },
-    }
-    const err = await backend.setSettings({ 'proxy.port': 70000 }).catch((e: unknown) => e)
+  it('Wails door: a rejected Settings.Set becomes an ApiError with fields', async () => {
+    const { go } = installWails()
+    go.Settings.Set.mockRejectedValueOnce('proxy.port: must be between 1 and 65535')
+    const err = await settings.set({ 'proxy.port': 70000 }).catch((e: unknown) => e)
+    expect(go.Settings.Set).toHaveBeenCalledWith({ 'proxy.port': 70000 })
     expect(err).toBeInstanceOf(ApiError)
     expect((err as ApiError).fields).toEqual({ 'proxy.port': 'must be between 1 and 65535' })
   })
@@ -49,12 +48,12 @@ describe('validation errors reach the field', () => {
       return logic(req, res, body)
     })
     try {
-      const door = httpDoor({ base: srv.origin })
-      const err = await door.call('SetSettings', { 'proxy.port': 70000 }).catch((e: unknown) => e)
+      servePageFrom(srv.origin)
+      const err = await settings.set({ 'proxy.port': 70000 }).catch((e: unknown) => e)
       expect((err as ApiError).status).toBe(400)
       expect((err as ApiError).fields).toEqual({ 'proxy.port': 'bad' })
       expect(srv.seen.at(-1)).toMatchObject({ method: 'PUT', contentType: 'application/json', body: '{"values":{"proxy.port":70000}}' })
-      await door.call('History', { status: 'error', q: 'a b', model: '' })
+      await history.list({ status: 'error', q: 'a b', model: '' })
       expect(srv.seen.at(-1)?.url).toBe('/longhaul/v1/history?status=error&q=a+b')
     } finally {
       await srv.close()

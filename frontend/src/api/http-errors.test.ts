@@ -2,9 +2,11 @@
 // Plain Node fetch: no DOM needed here, and happy-dom would log every failed request.
 
 import { afterEach, describe, expect, it } from 'vitest'
-import { httpDoor } from './door'
+import { httpDoor, httpPaths, type Route } from './door'
 import { json, startBackend } from './testing/backend'
-import { ApiError } from './types'
+import { ApiError } from './errors'
+
+const status: Route = { method: 'GET', path: httpPaths.status }
 
 let backend: Awaited<ReturnType<typeof startBackend>> | undefined
 
@@ -19,7 +21,7 @@ describe('HTTP door errors', () => {
       json(res, 409, { error: { message: 'listen tcp 127.0.0.1:8787: bind: address already in use' } }),
     )
     const err = await httpDoor({ base: backend.origin })
-      .call('SetProxyEnabled', true)
+      .request({ method: 'POST', path: httpPaths.proxy, body: { enabled: true } })
       .catch((e: unknown) => e)
     expect(err).toBeInstanceOf(ApiError)
     expect(err).toMatchObject({ message: 'listen tcp 127.0.0.1:8787: bind: address already in use', status: 409 })
@@ -30,7 +32,7 @@ describe('HTTP door errors', () => {
       res.writeHead(503, { 'Content-Type': 'text/plain' })
       res.end('shutting down\n')
     })
-    await expect(httpDoor({ base: backend.origin }).call('Status')).rejects.toMatchObject({
+    await expect(httpDoor({ base: backend.origin }).request(status)).rejects.toMatchObject({
       message: 'shutting down',
       status: 503,
     })
@@ -41,7 +43,7 @@ describe('HTTP door errors', () => {
       res.writeHead(500)
       res.end()
     })
-    await expect(httpDoor({ base: backend.origin }).call('Status')).rejects.toMatchObject({
+    await expect(httpDoor({ base: backend.origin }).request(status)).rejects.toMatchObject({
       message: expect.stringContaining('HTTP 500'),
       status: 500,
     })
@@ -52,14 +54,14 @@ describe('HTTP door errors', () => {
       res.writeHead(200, { 'Content-Type': 'text/html' })
       res.end('<!doctype html>')
     })
-    await expect(httpDoor({ base: backend.origin }).call('Status')).rejects.toBeInstanceOf(ApiError)
+    await expect(httpDoor({ base: backend.origin }).request(status)).rejects.toBeInstanceOf(ApiError)
   })
 
   it('says the backend is unreachable when nothing listens', async () => {
     const b = await startBackend(() => {})
     await b.close()
     const err = await httpDoor({ base: b.origin })
-      .call('Status')
+      .request(status)
       .catch((e: unknown) => e)
     expect(err).toBeInstanceOf(ApiError)
     expect((err as ApiError).message).toMatch(/Cannot reach the Longhaul backend/)

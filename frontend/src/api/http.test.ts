@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { PROXY_STATUS } from '../events'
 import { httpDoor } from './door'
-import { getStatus, onStatus, setProxyEnabled } from './system'
+import type { ProxyStatus } from './models'
+import { proxy } from './proxy'
 import { backendLogic, running, startBackend, stopped } from './testing/backend'
-import type { ProxyStatus } from './types'
 
 let backend: Awaited<ReturnType<typeof startBackend>> | undefined
 
@@ -23,14 +23,14 @@ describe('HTTP door, same origin', () => {
     servePageFrom(backend.origin)
   })
 
-  it('getStatus GETs /longhaul/v1/status', async () => {
-    await expect(getStatus()).resolves.toEqual(running)
+  it('proxy.status GETs /longhaul/v1/status', async () => {
+    await expect(proxy.status()).resolves.toEqual(running)
     expect(backend?.seen).toEqual([{ method: 'GET', url: '/longhaul/v1/status', contentType: undefined, body: '' }])
   })
 
-  it('setProxyEnabled POSTs {"enabled": false} as JSON and returns the new status', async () => {
-    await expect(setProxyEnabled(false)).resolves.toEqual(stopped)
-    await expect(setProxyEnabled(true)).resolves.toEqual(running)
+  it('proxy.setEnabled POSTs {"enabled": false} as JSON and returns the new status', async () => {
+    await expect(proxy.setEnabled(false)).resolves.toEqual(stopped)
+    await expect(proxy.setEnabled(true)).resolves.toEqual(running)
     expect(backend?.seen.map((s) => [s.method, s.url, s.contentType, JSON.parse(s.body)])).toEqual([
       ['POST', '/longhaul/v1/proxy', 'application/json', { enabled: false }],
       ['POST', '/longhaul/v1/proxy', 'application/json', { enabled: true }],
@@ -79,8 +79,8 @@ describe('HTTP door events (SSE)', () => {
 
   it('listens to proxy:status on /longhaul/v1/events and closes when the last listener leaves', () => {
     const got: ProxyStatus[] = []
-    const offA = onStatus((s) => got.push(s))
-    const offB = onStatus(() => {})
+    const offA = proxy.onStatus((s) => got.push(s))
+    const offB = proxy.onStatus(() => {})
     expect(FakeEventSource.all).toHaveLength(1)
     const es = FakeEventSource.all[0]!
     expect(new URL(es.url, location.href).pathname).toBe('/longhaul/v1/events')
@@ -109,7 +109,7 @@ describe('HTTP door events (SSE)', () => {
     backend = await startBackend(backendLogic())
     servePageFrom(backend.origin)
     const got: ProxyStatus[] = []
-    const off = onStatus((s) => got.push(s))
+    const off = proxy.onStatus((s) => got.push(s))
     const es = FakeEventSource.all[0]!
     es.open()
     expect(backend.seen).toHaveLength(0) // the first open is not a reconnect

@@ -402,7 +402,7 @@ export const en = {
     badReply: 'The Longhaul backend sent an unreadable reply (HTTP {status}).',
     httpStatus: 'The Longhaul backend answered HTTP {status}.',
     httpStatusText: 'The Longhaul backend answered HTTP {status} {text}.',
-    noMethod: 'This backend has no {method}.',
+    windowOnly: 'Only the Longhaul window can do this.',
   },
 }
 

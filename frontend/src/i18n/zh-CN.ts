@@ -403,6 +403,6 @@ export const zhCN: Messages = {
     badReply: 'Longhaul 后端返回了无法读取的响应（HTTP {status}）。',
     httpStatus: 'Longhaul 后端返回 HTTP {status}。',
     httpStatusText: 'Longhaul 后端返回 HTTP {status} {text}。',
-    noMethod: '此后端没有 {method}。',
+    windowOnly: '只有 Longhaul 窗口可以执行此操作。',
   },
 }

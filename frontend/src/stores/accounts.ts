@@ -2,9 +2,9 @@
 
 import { defineStore } from 'pinia'
 import { ref } from 'vue'
-import { backend } from '../api/backend'
+import { accounts as api } from '../api/accounts'
+import { ApiError, errorMessage } from '../api/errors'
 import type { AccountInput, AccountView, KeyTest } from '../api/models'
-import { ApiError, errorMessage } from '../api/types'
 
 export function emptyInput(): AccountInput {
   return { label: '', kind: 'anthropic', baseURL: 'https://api.anthropic.com', key: '', models: [], priority: 0, weight: 1 }
@@ -64,7 +64,7 @@ export const useAccountsStore = defineStore('accounts', () => {
   async function load(): Promise<void> {
     loading.value = true
     try {
-      accounts.value = (await backend.accounts()) ?? []
+      accounts.value = (await api.list()) ?? []
       error.value = ''
     } catch (err) {
       error.value = errorMessage(err)
@@ -96,20 +96,20 @@ export const useAccountsStore = defineStore('accounts', () => {
 
   /** save adds (id 0) or edits an account; true when it was saved. */
   async function save(id: number, input: AccountInput): Promise<boolean> {
-    const v = await run(() => (id === 0 ? backend.addAccount(input) : backend.updateAccount(id, input)))
+    const v = await run(() => (id === 0 ? api.add(input) : api.update(id, input)))
     if (v === undefined) return false
     replace(v)
     return true
   }
 
   async function setEnabled(id: number, on: boolean): Promise<void> {
-    const v = await run(() => backend.setAccountEnabled(id, on))
+    const v = await run(() => api.setEnabled(id, on))
     if (v !== undefined) replace(v)
   }
 
   async function remove(id: number): Promise<void> {
     const ok = await run(async () => {
-      await backend.deleteAccount(id)
+      await api.delete(id)
       return true
     })
     if (ok) accounts.value = accounts.value.filter((a) => a.id !== id)
@@ -118,7 +118,7 @@ export const useAccountsStore = defineStore('accounts', () => {
   async function test(id: number): Promise<void> {
     tests.value = { ...tests.value, [id]: 'running' }
     try {
-      const r = await backend.testAccount(id)
+      const r = await api.test(id)
       tests.value = { ...tests.value, [id]: r }
     } catch (err) {
       tests.value = { ...tests.value, [id]: { ok: false, status: 0, latencyMs: 0, model: '', message: errorMessage(err) } }
@@ -129,7 +129,7 @@ export const useAccountsStore = defineStore('accounts', () => {
     formTest.value = 'running'
     fieldErrors.value = {}
     try {
-      formTest.value = await backend.testKey(id, input)
+      formTest.value = await api.testKey(id, input)
     } catch (err) {
       if (err instanceof ApiError && Object.keys(err.fields).length > 0) fieldErrors.value = err.fields
       formTest.value = { ok: false, status: 0, latencyMs: 0, model: '', message: errorMessage(err) }

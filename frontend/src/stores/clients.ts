@@ -2,9 +2,9 @@
 
 import { defineStore } from 'pinia'
 import { ref } from 'vue'
-import { backend } from '../api/backend'
+import { clients as api } from '../api/clients'
+import { errorMessage } from '../api/errors'
 import type { ClaudeCodeConfig } from '../api/models'
-import { errorMessage } from '../api/types'
 
 export const useClientsStore = defineStore('clients', () => {
   const claudeCode = ref<ClaudeCodeConfig | null>(null)
@@ -27,8 +27,8 @@ export const useClientsStore = defineStore('clients', () => {
     claudeCode,
     busy,
     error,
-    load: () => run(backend.claudeCodeStatus),
-    configure: () => run(backend.configureClaudeCode),
-    undo: () => run(backend.undoClaudeCode),
+    load: () => run(api.claudeCodeStatus),
+    configure: () => run(api.configureClaudeCode),
+    undo: () => run(api.undoClaudeCode),
   }
 })

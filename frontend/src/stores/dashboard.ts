@@ -2,9 +2,9 @@
 
 import { defineStore } from 'pinia'
 import { ref, shallowRef } from 'vue'
-import { backend } from '../api/backend'
+import { errorMessage } from '../api/errors'
+import { history } from '../api/history'
 import type { Stats, StatsRow, StatsSeries } from '../api/models'
-import { errorMessage } from '../api/types'
 
 export type Range = '24h' | '7d' | '30d'
 
@@ -99,9 +99,9 @@ export const useDashboardStore = defineStore('dashboard', () => {
       const { hours, bucket } = ranges[r]
       const since = new Date(Date.now() - hours * 3600_000).toISOString()
       const [s, a, m] = await Promise.all([
-        backend.stats({ since, bucket }),
-        backend.statsSeries({ since, bucket, by: 'account' }),
-        backend.statsSeries({ since, bucket, by: 'model' }),
+        history.stats({ since, bucket }),
+        history.statsSeries({ since, bucket, by: 'account' }),
+        history.statsSeries({ since, bucket, by: 'model' }),
       ])
       stats.value = s
       byAccount.value = a

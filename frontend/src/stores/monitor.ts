@@ -1,12 +1,12 @@
 // The live monitor: the newest exchanges, kept current by the live feed, capped in memory,
-// filtered like the history API filters, with pause/resume.
+// with pause/resume. Filtering is the backend's alone: a filtered list is the backend's answer,
+// asked again as live batches arrive (see REFILTER_MS); live rows only update rows it returned.
 
 import { defineStore } from 'pinia'
 import { computed, ref, shallowRef } from 'vue'
-import { backend } from '../api/backend'
-import { onExchanges } from '../api/live'
+import { errorMessage } from '../api/errors'
+import { history } from '../api/history'
 import type { Exchange, HistoryQuery } from '../api/models'
-import { errorMessage } from '../api/types'
 
 /** At most this many rows are kept; older ones drop off the end. */
 export const MAX_ROWS = 2000
@@ -26,40 +26,17 @@ export function sinceFor(range: string, now = Date.now()): string {
 
 const failedOutcomes = ['client_cancelled', 'upstream_error']
 
+/**
+ * isError colours a row: a finished exchange that failed. Display only; which exchanges match
+ * the "error" filter is decided by the backend's query (store: HistoryFilter).
+ */
 export function isError(e: Exchange): boolean {
   return e.state === 'finished' && (e.status >= 400 || e.errorType !== '' || failedOutcomes.includes(e.streamOutcome))
 }
 
-/** matches applies a filter to a live exchange the way the store's query does. */
-export function matches(e: Exchange, f: MonitorFilter): boolean {
-  switch (f.status) {
-    case '2xx':
-    case '3xx':
-    case '4xx':
-    case '5xx': {
-      const lo = Number(f.status[0]) * 100
-      if (!(e.status >= lo && e.status < lo + 100)) return false
-      break
-    }
-    case 'error':
-      if (!isError(e)) return false
-      break
-    case 'ok':
-      if (e.state !== 'finished' || isError(e)) return false
-      break
-  }
-  if (f.model && e.model !== f.model && e.modelSent !== f.model) return false
-  if (f.account && e.accountName !== f.account && String(e.accountID) !== f.account) return false
-  if (f.session && e.sessionID !== f.session) return false
-  if (f.route && e.route !== f.route) return false
-  if (f.since && Date.parse(e.start) < Date.parse(f.since)) return false
-  if (f.compacted === 'true' && (e.layers?.length ?? 0) === 0) return false
-  if (f.q) {
-    const q = f.q.toLowerCase()
-    const hay = [e.model, e.modelSent, e.accountName, e.errorType, e.errorMessage, e.path]
-    if (!hay.some((s) => (s ?? '').toLowerCase().includes(q))) return false
-  }
-  return true
+/** filtering reports whether f narrows the list at all (then only the backend knows what matches). */
+export function filtering(f: MonitorFilter): boolean {
+  return Object.values(f).some((v) => v !== undefined && v !== '')
 }
 
 function startMs(e: Exchange): number {
@@ -68,11 +45,11 @@ function startMs(e: Exchange): number {
 }
 
 /**
- * merge folds a batch into rows (newest first): a known exchange is replaced by its newer
- * state (never a finished one by a started one), a new one is inserted by start time, and the
- * list is cut to max.
+ * merge folds a live batch into rows (newest first): a known exchange is replaced by its newer
+ * state (never a finished one by a started one); a new one is inserted by start time unless
+ * addNew is false (a filtered list, which the backend refills); the list is cut to max.
  */
-export function merge(rows: Exchange[], batch: Exchange[], f: MonitorFilter, max = MAX_ROWS): Exchange[] {
+export function merge(rows: Exchange[], batch: Exchange[], addNew = true, max = MAX_ROWS): Exchange[] {
   if (batch.length === 0) return rows
   const byId = new Map(rows.map((e, i) => [e.id, i]))
   const out = rows.slice()
@@ -80,12 +57,13 @@ export function merge(rows: Exchange[], batch: Exchange[], f: MonitorFilter, max
   for (const e of batch) {
     const i = byId.get(e.id)
     if (i !== undefined) {
+      if (i < 0) continue // added from this batch already
       const cur = out[i] as Exchange
       if (cur.state === 'finished' && e.state !== 'finished') continue
       out[i] = { ...e, seq: e.seq || cur.seq }
       continue
     }
-    if (!matches(e, f)) continue
+    if (!addNew) continue
     added.push(e)
     byId.set(e.id, -1)
   }
@@ -95,6 +73,15 @@ export function merge(rows: Exchange[], batch: Exchange[], f: MonitorFilter, max
   }
   return out.length > max ? out.slice(0, max) : out
 }
+
+/**
+ * While a filter is on, live batches make the monitor ask the backend for the filtered page
+ * again: at most once per REFILTER_MS, and once more SETTLE_MS after the last batch, by which
+ * time the recorder has committed every exchange the batches named (it commits within about
+ * 200 ms; live batches come every 250 ms).
+ */
+export const REFILTER_MS = 500
+export const SETTLE_MS = 2000
 
 export const useMonitorStore = defineStore('monitor', () => {
   const rows = shallowRef<Exchange[]>([])
@@ -110,10 +97,11 @@ export const useMonitorStore = defineStore('monitor', () => {
   const pendingCount = computed(() => new Set(pending.value.map((e) => e.id)).size)
 
   async function load(): Promise<void> {
+    cancelRefilter()
     const mine = ++loadSeq
     loading.value = true
     try {
-      const page = await backend.history({ ...filter.value, limit: String(PAGE) })
+      const page = await history.list({ ...filter.value, limit: String(PAGE) })
       if (mine !== loadSeq) return
       rows.value = page.exchanges ?? []
       next.value = page.next
@@ -129,7 +117,7 @@ export const useMonitorStore = defineStore('monitor', () => {
     if (next.value === 0 || loading.value || rows.value.length >= MAX_ROWS) return
     loading.value = true
     try {
-      const page = await backend.history({ ...filter.value, limit: String(PAGE), before: String(next.value) })
+      const page = await history.list({ ...filter.value, limit: String(PAGE), before: String(next.value) })
       const known = new Set(rows.value.map((e) => e.id))
       rows.value = [...rows.value, ...(page.exchanges ?? []).filter((e) => !known.has(e.id))].slice(0, MAX_ROWS)
       next.value = page.next
@@ -140,13 +128,67 @@ export const useMonitorStore = defineStore('monitor', () => {
     }
   }
 
+  /**
+   * refilter asks the backend for the first filtered page again, quietly (no loading state), and
+   * keeps the rows of later pages the user loaded. An answer overtaken by a load or by a newer
+   * refilter is dropped.
+   */
+  let refilterSeq = 0
+  async function refilter(): Promise<void> {
+    const load = loadSeq
+    const mine = ++refilterSeq
+    try {
+      const page = await history.list({ ...filter.value, limit: String(PAGE) })
+      if (load !== loadSeq || mine !== refilterSeq) return
+      const first = page.exchanges ?? []
+      const cut = page.next
+      const older = cut === 0 ? [] : rows.value.filter((e) => e.seq > 0 && e.seq < cut)
+      rows.value = [...first, ...older].slice(0, MAX_ROWS)
+      if (older.length === 0) next.value = page.next
+      error.value = ''
+    } catch (err) {
+      if (load === loadSeq && mine === refilterSeq) error.value = errorMessage(err)
+    }
+  }
+
+  let refilterTimer: ReturnType<typeof setTimeout> | undefined
+  let settleTimer: ReturnType<typeof setTimeout> | undefined
+
+  /** scheduleRefilter: one refilter per REFILTER_MS at most while batches come, one SETTLE_MS after. */
+  function scheduleRefilter(): void {
+    clearTimeout(settleTimer)
+    settleTimer = setTimeout(() => {
+      settleTimer = undefined
+      void refilter()
+    }, SETTLE_MS)
+    if (refilterTimer !== undefined) return
+    refilterTimer = setTimeout(() => {
+      refilterTimer = undefined
+      void refilter()
+    }, REFILTER_MS)
+  }
+
+  function cancelRefilter(): void {
+    clearTimeout(refilterTimer)
+    clearTimeout(settleTimer)
+    refilterTimer = undefined
+    settleTimer = undefined
+  }
+
   function apply(batch: Exchange[]): void {
+    if (batch.length === 0) return
     if (paused.value) {
       const all = [...pending.value, ...batch]
       pending.value = all.length > MAX_ROWS ? all.slice(all.length - MAX_ROWS) : all
       return
     }
-    rows.value = merge(rows.value, batch, filter.value)
+    if (!filtering(filter.value)) {
+      rows.value = merge(rows.value, batch)
+      return
+    }
+    // Rows already shown follow the live state at once; what matches is the backend's answer.
+    rows.value = merge(rows.value, batch, false)
+    scheduleRefilter()
   }
 
   function pause(): void {
@@ -167,10 +209,18 @@ export const useMonitorStore = defineStore('monitor', () => {
 
   /** subscribe starts the live feed and loads the first page; returns the stop function. */
   function subscribe(): () => void {
-    const off = onExchanges(apply, () => void load())
+    const off = history.onExchanges(apply, () => void load())
     void load()
-    return off
+    return () => {
+      off()
+      cancelRefilter()
+    }
   }
 
-  return { rows, filter, paused, pending, pendingCount, loading, error, next, load, loadMore, apply, pause, resume, setFilter, subscribe }
+  /** exportLines returns every exchange the filter matches as JSON Lines (what "export" saves). */
+  function exportLines(): Promise<string> {
+    return history.export(filter.value)
+  }
+
+  return { rows, filter, paused, pending, pendingCount, loading, error, next, load, loadMore, apply, pause, resume, setFilter, subscribe, exportLines }
 })

@@ -1,14 +1,14 @@
 import { createPinia, setActivePinia } from 'pinia'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
-import type { ProxyStatus } from '../api/types'
+import type { ProxyStatus } from '../api/models'
 import { useProxyStore } from './proxy'
 
 const api = vi.hoisted(() => ({
-  getStatus: vi.fn<() => Promise<ProxyStatus>>(),
-  setProxyEnabled: vi.fn<(on: boolean) => Promise<ProxyStatus>>(),
+  status: vi.fn<() => Promise<ProxyStatus>>(),
+  setEnabled: vi.fn<(on: boolean) => Promise<ProxyStatus>>(),
   onStatus: vi.fn<(cb: (s: ProxyStatus) => void) => () => void>(),
 }))
-vi.mock('../api/system', () => api)
+vi.mock('../api/proxy', () => ({ proxy: api }))
 
 const running: ProxyStatus = {
   running: true,
@@ -38,8 +38,8 @@ const unsubscribe = vi.fn()
 
 beforeEach(() => {
   setActivePinia(createPinia())
-  api.getStatus.mockReset().mockResolvedValue(running)
-  api.setProxyEnabled.mockReset()
+  api.status.mockReset().mockResolvedValue(running)
+  api.setEnabled.mockReset()
   api.onStatus.mockReset().mockImplementation((cb) => {
     push = cb
     return unsubscribe
@@ -48,7 +48,7 @@ beforeEach(() => {
 })
 
 async function loaded(s: ProxyStatus = running) {
-  api.getStatus.mockResolvedValueOnce(s)
+  api.status.mockResolvedValueOnce(s)
   const store = useProxyStore()
   const off = store.subscribe()
   await vi.waitFor(() => expect(store.status).toEqual(s))
@@ -69,60 +69,60 @@ describe('proxy store', () => {
   it('toggle stops a running proxy, is busy meanwhile, then refreshes', async () => {
     const { store } = await loaded(running)
     const call = deferred<ProxyStatus>()
-    api.setProxyEnabled.mockReturnValueOnce(call.promise)
-    api.getStatus.mockResolvedValue(stopped)
+    api.setEnabled.mockReturnValueOnce(call.promise)
+    api.status.mockResolvedValue(stopped)
 
     const done = store.toggle()
-    expect(api.setProxyEnabled).toHaveBeenCalledWith(false)
+    expect(api.setEnabled).toHaveBeenCalledWith(false)
     expect(store.busy).toBe(true)
 
     await store.toggle() // ignored while in flight
-    expect(api.setProxyEnabled).toHaveBeenCalledTimes(1)
+    expect(api.setEnabled).toHaveBeenCalledTimes(1)
 
-    const fetchesBefore = api.getStatus.mock.calls.length
+    const fetchesBefore = api.status.mock.calls.length
     call.resolve(stopped)
     await done
     expect(store.busy).toBe(false)
     expect(store.status).toEqual(stopped)
-    expect(api.getStatus.mock.calls.length).toBe(fetchesBefore + 1)
+    expect(api.status.mock.calls.length).toBe(fetchesBefore + 1)
     expect(store.errors).toEqual([])
   })
 
   it('toggle starts a stopped proxy', async () => {
     const { store } = await loaded(stopped)
-    api.setProxyEnabled.mockResolvedValueOnce(running)
+    api.setEnabled.mockResolvedValueOnce(running)
     await store.toggle()
-    expect(api.setProxyEnabled).toHaveBeenCalledWith(true)
+    expect(api.setEnabled).toHaveBeenCalledWith(true)
     expect(store.running).toBe(true)
   })
 
   it('toggle does nothing before the first status', async () => {
-    api.getStatus.mockReturnValue(new Promise(() => {}))
+    api.status.mockReturnValue(new Promise(() => {}))
     const store = useProxyStore()
     store.subscribe()
     await store.toggle()
-    expect(api.setProxyEnabled).not.toHaveBeenCalled()
+    expect(api.setEnabled).not.toHaveBeenCalled()
   })
 
   it('keeps the failure message of a toggle and still refreshes', async () => {
     const { store } = await loaded(stopped)
-    api.setProxyEnabled.mockRejectedValueOnce(new Error('port in use'))
-    api.getStatus.mockResolvedValue({ ...stopped, error: 'port in use' })
+    api.setEnabled.mockRejectedValueOnce(new Error('port in use'))
+    api.status.mockResolvedValue({ ...stopped, error: 'port in use' })
     await store.toggle()
     expect(store.busy).toBe(false)
     expect(store.actionError).toBe('port in use')
     expect(store.errors).toEqual(['port in use']) // backend's and the call's, shown once
     expect(store.running).toBe(false)
 
-    api.setProxyEnabled.mockResolvedValueOnce(running)
-    api.getStatus.mockResolvedValue(running)
+    api.setEnabled.mockResolvedValueOnce(running)
+    api.status.mockResolvedValue(running)
     await store.toggle()
     expect(store.errors).toEqual([])
   })
 
   it('shows the backend error and a failed fetch', async () => {
     const { store } = await loaded({ ...stopped, error: 'listen tcp :8787: address already in use' })
-    api.getStatus.mockRejectedValueOnce(new Error('Cannot reach the Longhaul backend'))
+    api.status.mockRejectedValueOnce(new Error('Cannot reach the Longhaul backend'))
     await store.refresh()
     expect(store.errors).toEqual(['listen tcp :8787: address already in use', 'Cannot reach the Longhaul backend'])
     push(running)
@@ -132,7 +132,7 @@ describe('proxy store', () => {
   it('drops a refresh that an event overtook', async () => {
     const { store } = await loaded(running)
     const slow = deferred<ProxyStatus>()
-    api.getStatus.mockReturnValueOnce(slow.promise)
+    api.status.mockReturnValueOnce(slow.promise)
     const refreshing = store.refresh()
     push(stopped) // newer news arrives while the fetch is in flight
     slow.resolve(running)

@@ -2,8 +2,9 @@
 
 import { defineStore } from 'pinia'
 import { computed, ref } from 'vue'
-import { getStatus, onStatus, setProxyEnabled } from '../api/system'
-import { errorMessage, type ProxyStatus } from '../api/types'
+import { errorMessage } from '../api/errors'
+import type { ProxyStatus } from '../api/models'
+import { proxy as api } from '../api/proxy'
 
 export const useProxyStore = defineStore('proxy', () => {
   /** The last status the backend reported; null until the first one arrives. */
@@ -36,7 +37,7 @@ export const useProxyStore = defineStore('proxy', () => {
   async function refresh(): Promise<void> {
     const started = epoch
     try {
-      const s = await getStatus()
+      const s = await api.status()
       if (epoch === started || status.value === null) apply(s)
     } catch (err) {
       loadError.value = errorMessage(err)
@@ -49,7 +50,7 @@ export const useProxyStore = defineStore('proxy', () => {
     busy.value = true
     actionError.value = ''
     try {
-      apply(await setProxyEnabled(on))
+      apply(await api.setEnabled(on))
     } catch (err) {
       actionError.value = errorMessage(err)
     } finally {
@@ -66,7 +67,7 @@ export const useProxyStore = defineStore('proxy', () => {
 
   /** subscribe starts live updates and fetches the current status; returns the stop function. */
   function subscribe(): () => void {
-    const off = onStatus(apply)
+    const off = api.onStatus(apply)
     void refresh()
     return off
   }

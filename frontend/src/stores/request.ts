@@ -2,9 +2,9 @@
 
 import { defineStore } from 'pinia'
 import { computed, ref, shallowRef } from 'vue'
-import { backend } from '../api/backend'
+import { errorMessage } from '../api/errors'
+import { history } from '../api/history'
 import type { Exchange } from '../api/models'
-import { errorMessage } from '../api/types'
 import { diffRequests, type DiffResult } from '../lib/diff'
 
 /** layersOf lists the steps an exchange recorded, in order. */
@@ -40,7 +40,7 @@ export const useRequestStore = defineStore('request', () => {
       let e: Exchange | undefined
       for (let attempt = 0; ; attempt++) {
         try {
-          e = await backend.historyDetail(id)
+          e = await history.detail(id)
           break
         } catch (err) {
           if (attempt >= retries || mine !== seq) throw err

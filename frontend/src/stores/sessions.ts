@@ -2,9 +2,9 @@
 
 import { defineStore } from 'pinia'
 import { ref, shallowRef } from 'vue'
-import { backend } from '../api/backend'
+import { errorMessage } from '../api/errors'
+import { history } from '../api/history'
 import type { Pressure, Session } from '../api/models'
-import { errorMessage } from '../api/types'
 
 /** Sessions whose live pressure (bound account, next layer) is fetched. */
 export const PRESSURE_FOR = 20
@@ -36,11 +36,11 @@ export const useSessionsStore = defineStore('sessions', () => {
     loading.value = true
     try {
       const since = new Date(Date.now() - sinceHours * 3600_000).toISOString()
-      const list = await backend.sessions({ since, limit: 200 })
+      const list = await history.sessions({ since, limit: 200 })
       sessions.value = list ?? []
       error.value = ''
       const top = sessions.value.slice(0, PRESSURE_FOR)
-      const results = await Promise.allSettled(top.map((s) => backend.pressure(s.id)))
+      const results = await Promise.allSettled(top.map((s) => history.pressure(s.id)))
       const map: Record<string, Pressure> = {}
       results.forEach((r, i) => {
         const s = top[i]

@@ -3,9 +3,9 @@
 
 import { defineStore } from 'pinia'
 import { computed, ref } from 'vue'
-import { backend } from '../api/backend'
+import { ApiError, errorMessage } from '../api/errors'
 import type { Settings, SettingsView } from '../api/models'
-import { ApiError, errorMessage } from '../api/types'
+import { settings as api } from '../api/settings'
 import { setLocale, t } from '../i18n'
 
 export const L1 = 'proxy.experimental.context_compression_threshold_l1'
@@ -80,7 +80,7 @@ export const useSettingsStore = defineStore('settings', () => {
 
   async function load(): Promise<void> {
     try {
-      adopt(await backend.settings())
+      adopt(await api.get())
       error.value = ''
     } catch (err) {
       error.value = errorMessage(err)
@@ -119,7 +119,7 @@ export const useSettingsStore = defineStore('settings', () => {
     saving.value = true
     error.value = ''
     try {
-      adopt(await backend.setSettings(values))
+      adopt(await api.set(values))
       fieldErrors.value = {}
       savedAt.value = Date.now()
       return true
@@ -135,7 +135,7 @@ export const useSettingsStore = defineStore('settings', () => {
   async function reset(keys: string[]): Promise<void> {
     saving.value = true
     try {
-      adopt(await backend.resetSettings(keys))
+      adopt(await api.reset(keys))
       fieldErrors.value = {}
     } catch (err) {
       if (err instanceof ApiError && Object.keys(err.fields).length > 0) fieldErrors.value = err.fields

@@ -1,76 +1,150 @@
 import { createPinia, setActivePinia } from 'pinia'
-import { beforeEach, describe, expect, it, vi } from 'vitest'
-import { backend } from '../api/backend'
-import { ApiError } from '../api/types'
-import { exchange, settingsView } from '../testing/fixtures'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { ApiError } from '../api/errors'
+import type { AccountInput, AccountView, Exchange, HistoryPage, HistoryQuery, SettingsView } from '../api/models'
+import { accountView, exchange, settingsView } from '../testing/fixtures'
 import { quotaRows, useAccountsStore } from './accounts'
 import { lines, series } from './dashboard'
-import { MAX_ROWS, matches, merge, useMonitorStore } from './monitor'
+import { MAX_ROWS, REFILTER_MS, SETTLE_MS, filtering, merge, useMonitorStore } from './monitor'
 import { nextLayer } from './sessions'
 import { L1, L2, L3, changedKeys, useSettingsStore } from './settings'
 
-vi.mock('../api/backend', () => ({
-  backend: {
-    history: vi.fn(),
-    settings: vi.fn(),
-    setSettings: vi.fn(),
-    resetSettings: vi.fn(),
-    addAccount: vi.fn(),
-    updateAccount: vi.fn(),
-    accounts: vi.fn(),
+const api = vi.hoisted(() => ({
+  history: {
+    list: vi.fn<(q: HistoryQuery) => Promise<HistoryPage>>(),
+    onExchanges: vi.fn<(cb: (batch: Exchange[]) => void, onGap: () => void) => () => void>(),
+  },
+  settings: {
+    get: vi.fn<() => Promise<SettingsView>>(),
+    set: vi.fn<(values: Record<string, unknown>) => Promise<SettingsView>>(),
+    reset: vi.fn<(keys: string[]) => Promise<SettingsView>>(),
+  },
+  accounts: {
+    list: vi.fn<() => Promise<AccountView[]>>(),
+    add: vi.fn<(input: AccountInput) => Promise<AccountView>>(),
+    update: vi.fn<(id: number, input: AccountInput) => Promise<AccountView>>(),
   },
 }))
-vi.mock('../api/live', () => ({ onExchanges: vi.fn(() => () => {}) }))
-
-const mocked = backend as unknown as Record<string, ReturnType<typeof vi.fn>>
+vi.mock('../api/history', () => ({ history: api.history }))
+vi.mock('../api/settings', () => ({ settings: api.settings }))
+vi.mock('../api/accounts', () => ({ accounts: api.accounts }))
 
 beforeEach(() => {
   setActivePinia(createPinia())
-  for (const fn of Object.values(mocked)) fn.mockReset()
+  for (const facade of Object.values(api)) for (const fn of Object.values(facade)) fn.mockReset()
+  api.history.onExchanges.mockImplementation(() => () => {})
 })
+
+afterEach(() => {
+  vi.useRealTimers()
+})
+
+async function settle(): Promise<void> {
+  for (let i = 0; i < 10; i++) await Promise.resolve()
+}
+
+const page = (exchanges: Exchange[], next = 0): HistoryPage => ({ exchanges, next })
 
 describe('monitor store', () => {
   it('adds new exchanges newest first and keeps a finished record over a late started one', () => {
     const a = exchange({ id: 'a', start: '2026-01-01T10:00:00Z', state: 'started', status: 0 })
     const b = exchange({ id: 'b', start: '2026-01-01T10:00:01Z' })
-    let rows = merge([], [a], {})
-    rows = merge(rows, [b, { ...a, state: 'finished', status: 200 }], {})
+    let rows = merge([], [a])
+    rows = merge(rows, [b, { ...a, state: 'finished', status: 200 }])
     expect(rows.map((e) => [e.id, e.state])).toEqual([
       ['b', 'finished'],
       ['a', 'finished'],
     ])
-    rows = merge(rows, [{ ...a, state: 'started' }], {})
+    rows = merge(rows, [{ ...a, state: 'started' }])
     expect(rows[1]?.state).toBe('finished')
   })
 
   it('caps the list in memory', () => {
     const many = Array.from({ length: MAX_ROWS + 50 }, (_, i) => exchange({ id: `x${i}`, start: new Date(1_700_000_000_000 + i * 1000).toISOString() }))
-    const rows = merge([], many, {})
+    const rows = merge([], many)
     expect(rows).toHaveLength(MAX_ROWS)
     expect(rows[0]?.id).toBe(`x${MAX_ROWS + 49}`) // the newest stay
   })
 
-  it('filters live exchanges like the history query', () => {
-    const ok = exchange({ status: 200, model: 'claude-sonnet-4-5', modelSent: 'claude-sonnet-4-5-x', accountName: 'work', layers: ['Layer-1'] })
-    const failed = exchange({ status: 529, errorType: 'overloaded_error' })
-    const cancelled = exchange({ status: 200, streamOutcome: 'client_cancelled' })
-    expect(matches(ok, { status: 'ok' })).toBe(true)
-    expect(matches(failed, { status: 'error' })).toBe(true)
-    expect(matches(cancelled, { status: 'error' })).toBe(true)
-    expect(matches(failed, { status: '5xx' })).toBe(true)
-    expect(matches(ok, { status: '5xx' })).toBe(false)
-    expect(matches(ok, { model: 'claude-sonnet-4-5-x' })).toBe(true)
-    expect(matches(ok, { account: '1' })).toBe(true)
-    expect(matches(ok, { compacted: 'true' })).toBe(true)
-    expect(matches(failed, { compacted: 'true' })).toBe(false)
-    expect(matches(failed, { q: 'OVERLOADED' })).toBe(true)
-    expect(matches(ok, { q: 'nothing-like-it' })).toBe(false)
-    expect(matches(exchange({ start: '2026-01-01T10:00:00Z' }), { since: '2026-01-01T09:00:00Z' })).toBe(true)
-    expect(matches(exchange({ start: '2026-01-01T08:00:00Z' }), { since: '2026-01-01T09:00:00Z' })).toBe(false)
+  it('knows when a filter is on', () => {
+    expect(filtering({ status: '', model: '', q: '' })).toBe(false)
+    expect(filtering({ status: 'error' })).toBe(true)
+    expect(filtering({ since: '2026-01-01T09:00:00Z' })).toBe(true)
+  })
+
+  it('without a filter, shows every live exchange without asking the backend again', async () => {
+    api.history.list.mockResolvedValue(page([exchange({ id: 'old', start: '2026-01-01T10:00:00Z' })]))
+    vi.useFakeTimers()
+    const m = useMonitorStore()
+    await m.load()
+    m.apply([exchange({ id: 'new', start: '2026-01-01T10:00:05Z' })])
+    expect(m.rows.map((e) => e.id)).toEqual(['new', 'old'])
+    await vi.advanceTimersByTimeAsync(SETTLE_MS * 2)
+    expect(api.history.list).toHaveBeenCalledTimes(1)
+  })
+
+  it('with a filter on, takes the list from the backend: live rows only update the rows it returned', async () => {
+    const shown = exchange({ id: 'shown', state: 'started', status: 0, start: '2026-01-01T10:00:00Z' })
+    api.history.list.mockResolvedValueOnce(page([shown]))
+    vi.useFakeTimers()
+    const m = useMonitorStore()
+    await m.setFilter({ model: 'claude-opus-4' })
+    expect(api.history.list).toHaveBeenLastCalledWith(expect.objectContaining({ model: 'claude-opus-4', limit: '200' }))
+
+    // A batch: the shown row finished, and an exchange the UI cannot judge arrived.
+    const other = exchange({ id: 'other', start: '2026-01-01T10:00:01Z' })
+    m.apply([{ ...shown, state: 'finished', status: 200 }, other])
+    expect(m.rows.map((e) => [e.id, e.state])).toEqual([['shown', 'finished']])
+    expect(api.history.list).toHaveBeenCalledTimes(1)
+
+    // The backend says which match.
+    api.history.list.mockResolvedValue(page([other, { ...shown, state: 'finished', status: 200 }]))
+    await vi.advanceTimersByTimeAsync(REFILTER_MS)
+    await settle()
+    expect(api.history.list).toHaveBeenCalledTimes(2)
+    expect(api.history.list).toHaveBeenLastCalledWith(expect.objectContaining({ model: 'claude-opus-4', limit: '200' }))
+    expect(m.rows.map((e) => e.id)).toEqual(['other', 'shown'])
+
+    // …and once more when the batches have stopped, for records committed late.
+    await vi.advanceTimersByTimeAsync(SETTLE_MS)
+    expect(api.history.list).toHaveBeenCalledTimes(3)
+  })
+
+  it('asks at most once per REFILTER_MS however many batches arrive', async () => {
+    api.history.list.mockResolvedValue(page([]))
+    vi.useFakeTimers()
+    const m = useMonitorStore()
+    await m.setFilter({ status: 'error' })
+    for (let i = 0; i < 8; i++) {
+      m.apply([exchange()])
+      await vi.advanceTimersByTimeAsync(REFILTER_MS / 4)
+    }
+    // A batch every REFILTER_MS/4 for 2 × REFILTER_MS: two refilters, after the first load.
+    expect(api.history.list).toHaveBeenCalledTimes(3)
+    await vi.advanceTimersByTimeAsync(SETTLE_MS)
+    expect(api.history.list).toHaveBeenCalledTimes(4) // the settling one
+    await vi.advanceTimersByTimeAsync(SETTLE_MS * 2)
+    expect(api.history.list).toHaveBeenCalledTimes(4) // quiet without batches
+  })
+
+  it('keeps the rows of later pages when it asks again', async () => {
+    const rows = Array.from({ length: 4 }, (_, i) => exchange({ id: `r${i}`, seq: 40 - i * 10 }))
+    api.history.list.mockResolvedValueOnce(page(rows.slice(0, 2), 30)).mockResolvedValueOnce(page(rows.slice(2), 0))
+    vi.useFakeTimers()
+    const m = useMonitorStore()
+    await m.setFilter({ status: 'ok' })
+    await m.loadMore()
+    expect(m.rows.map((e) => e.id)).toEqual(['r0', 'r1', 'r2', 'r3'])
+    const fresh = exchange({ id: 'fresh', seq: 50 })
+    api.history.list.mockResolvedValueOnce(page([fresh, rows[0] as Exchange], 40))
+    m.apply([fresh])
+    await vi.advanceTimersByTimeAsync(REFILTER_MS)
+    await settle()
+    expect(m.rows.map((e) => e.id)).toEqual(['fresh', 'r0', 'r1', 'r2', 'r3'])
   })
 
   it('holds live updates while paused and applies them on resume', async () => {
-    mocked.history?.mockResolvedValue({ exchanges: [exchange({ id: 'old' })], next: 0 })
+    api.history.list.mockResolvedValue(page([exchange({ id: 'old' })]))
     const m = useMonitorStore()
     await m.load()
     m.pause()
@@ -84,16 +158,16 @@ describe('monitor store', () => {
   })
 
   it('reloads with the filter as history query parameters', async () => {
-    mocked.history?.mockResolvedValue({ exchanges: [], next: 0 })
+    api.history.list.mockResolvedValue(page([]))
     const m = useMonitorStore()
     await m.setFilter({ status: 'error', compacted: 'true', q: 'opus' })
-    expect(mocked.history).toHaveBeenLastCalledWith(expect.objectContaining({ status: 'error', compacted: 'true', q: 'opus', limit: '200' }))
+    expect(api.history.list).toHaveBeenLastCalledWith(expect.objectContaining({ status: 'error', compacted: 'true', q: 'opus', limit: '200' }))
   })
 })
 
 describe('settings store', () => {
   it('refuses thresholds out of order and keeps the draft', async () => {
-    mocked.settings?.mockResolvedValue(settingsView())
+    api.settings.get.mockResolvedValue(settingsView())
     const s = useSettingsStore()
     await s.load()
     expect(s.setThreshold(L2, 0.3)).toBe(false)
@@ -107,20 +181,20 @@ describe('settings store', () => {
   })
 
   it('saves only the changed keys and shows backend errors on their field', async () => {
-    mocked.settings?.mockResolvedValue(settingsView())
+    api.settings.get.mockResolvedValue(settingsView())
     const s = useSettingsStore()
     await s.load()
     s.set('proxy.port', 70000)
     s.set('proxy.context_limits', { '*': 3000 })
-    mocked.setSettings?.mockRejectedValue(new ApiError('proxy.port: must be between 1 and 65535', 400, { 'proxy.port': 'must be between 1 and 65535' }))
+    api.settings.set.mockRejectedValue(new ApiError('proxy.port: must be between 1 and 65535', 400, { 'proxy.port': 'must be between 1 and 65535' }))
     expect(await s.save()).toBe(false)
-    expect(mocked.setSettings).toHaveBeenCalledWith({ 'proxy.port': 70000, 'proxy.context_limits': { '*': 3000 } })
+    expect(api.settings.set).toHaveBeenCalledWith({ 'proxy.port': 70000, 'proxy.context_limits': { '*': 3000 } })
     expect(s.fieldErrors['proxy.port']).toBe('must be between 1 and 65535')
     expect(s.error).toBe('')
 
     const saved = settingsView()
     saved.settings.proxy.port = 8050
-    mocked.setSettings?.mockResolvedValue(saved)
+    api.settings.set.mockResolvedValue(saved)
     s.set('proxy.port', 8050)
     s.set('proxy.context_limits', saved.settings.proxy.context_limits)
     expect(await s.save()).toBe(true)
@@ -139,11 +213,11 @@ describe('settings store', () => {
 describe('accounts store', () => {
   it('keeps field errors from a refused save and adds a saved account', async () => {
     const a = useAccountsStore()
-    mocked.addAccount?.mockRejectedValueOnce(new ApiError('baseURL: must be an http or https URL with a host', 400, { baseURL: 'must be an http or https URL with a host' }))
+    api.accounts.add.mockRejectedValueOnce(new ApiError('baseURL: must be an http or https URL with a host', 400, { baseURL: 'must be an http or https URL with a host' }))
     const input = { label: 'w', kind: 'anthropic', baseURL: 'ftp://x', key: 'sk-1', models: [], priority: 0, weight: 1 }
     expect(await a.save(0, input)).toBe(false)
     expect(a.fieldErrors.baseURL).toContain('http')
-    mocked.addAccount?.mockResolvedValueOnce({ id: 7, label: 'w', key: 'sk-…abcd', enabled: true })
+    api.accounts.add.mockResolvedValueOnce(accountView({ id: 7, label: 'w' }))
     expect(await a.save(0, { ...input, baseURL: 'https://api.anthropic.com' })).toBe(true)
     expect(a.accounts.map((x) => x.id)).toEqual([7])
     expect(a.fieldErrors).toEqual({})

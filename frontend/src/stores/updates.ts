@@ -2,23 +2,21 @@
 
 import { defineStore } from 'pinia'
 import { ref } from 'vue'
-import { backend } from '../api/backend'
+import { errorMessage } from '../api/errors'
 import type { UpdateStatus } from '../api/models'
-import { currentDoor } from '../api/system'
-import { errorMessage } from '../api/types'
-import { UPDATE_STATUS } from '../events'
+import { updates as api } from '../api/updates'
 
 export const useUpdatesStore = defineStore('updates', () => {
   const status = ref<UpdateStatus | null>(null)
   const busy = ref(false)
   const error = ref('')
 
-  async function run(fn: () => Promise<unknown>): Promise<void> {
+  async function run(fn: () => Promise<UpdateStatus | void>): Promise<void> {
     busy.value = true
     error.value = ''
     try {
       const v = await fn()
-      if (v !== null && typeof v === 'object' && 'state' in v) status.value = v as UpdateStatus
+      if (v) status.value = v
     } catch (err) {
       error.value = errorMessage(err)
     } finally {
@@ -28,10 +26,10 @@ export const useUpdatesStore = defineStore('updates', () => {
 
   /** subscribe follows pushed states and loads the current one; returns the stop function. */
   function subscribe(): () => void {
-    const off = currentDoor().on(UPDATE_STATUS, (payload) => {
-      if (payload !== null && typeof payload === 'object') status.value = payload as UpdateStatus
+    const off = api.onStatus((s) => {
+      status.value = s
     })
-    void run(backend.updateStatus)
+    void run(api.status)
     return off
   }
 
@@ -40,7 +38,9 @@ export const useUpdatesStore = defineStore('updates', () => {
     busy,
     error,
     subscribe,
-    check: () => run(backend.checkForUpdates),
-    restart: () => run(backend.restart),
+    /** Only the window can restart itself. */
+    canRestart: api.canRestart,
+    check: () => run(api.check),
+    restart: () => run(api.restart),
   }
 })

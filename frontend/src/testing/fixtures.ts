@@ -1,6 +1,57 @@
-// Test data shaped like the Go backend's JSON.
+// Test data shaped like the Go backend's JSON, typed by the generated models: a Go field the
+// fixtures do not fill (or fill with the wrong type) fails the type check.
 
-import type { Exchange, Settings, SettingsView } from '../api/models'
+import type { AccountView, ClaudeCodeConfig, Exchange, ProxyStatus, Settings, SettingsView, Stats, StatsSeries, UpdateStatus } from '../api/models'
+
+export function proxyStatus(over: Partial<ProxyStatus> = {}): ProxyStatus {
+  return {
+    running: true,
+    address: '127.0.0.1:8787',
+    baseURL: 'http://127.0.0.1:8787',
+    error: '',
+    accounts: 0,
+    requests: 0,
+    version: '0.1.0',
+    dataDir: '/tmp/longhaul',
+    ...over,
+  }
+}
+
+export function accountView(over: Partial<AccountView> = {}): AccountView {
+  return {
+    id: 1,
+    label: 'work',
+    kind: 'anthropic',
+    baseURL: 'https://api.anthropic.com',
+    key: 'sk-…abcd',
+    enabled: true,
+    priority: 0,
+    weight: 1,
+    available: true,
+    requests: 0,
+    tokens: 0,
+    errors: 0,
+    sessionsBound: 0,
+    ...over,
+  }
+}
+
+export function emptyStats(): Stats {
+  const total = { key: '', requests: 0, errors: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, tokensSaved: 0 }
+  return { since: '', until: '', bucket: 'hour', total, byAccount: [], byModel: [], byTime: [] }
+}
+
+export function emptySeries(by: 'account' | 'model' = 'account'): StatsSeries {
+  return { since: '', until: '', by, bucket: 'hour', rows: [] }
+}
+
+export function updatesOff(): UpdateStatus {
+  return { state: 'off', message: 'no release source in this build', current: 'dev', signed: false }
+}
+
+export function claudeCodeUnconfigured(): ClaudeCodeConfig {
+  return { path: '/home/me/.claude/settings.json', exists: false, configured: false, baseURL: '', backup: '' }
+}
 
 export function defaultSettings(): Settings {
   return {

@@ -3,10 +3,12 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createApp } from 'vue'
 import { i18n } from '../i18n'
 import { exchange } from '../testing/fixtures'
+import { installWails } from '../testing/wails'
 import RequestView from './RequestView.vue'
 
 afterEach(() => {
   delete window.go
+  delete window.runtime
   document.body.innerHTML = ''
 })
 
@@ -49,8 +51,8 @@ describe('RequestView', () => {
         reply: '{"type":"message"}',
       },
     })
-    const detail = vi.fn(async () => e)
-    window.go = { app: { System: { Status: vi.fn(), SetProxyEnabled: vi.fn(), HistoryDetail: detail } } }
+    const { go } = installWails()
+    const detail = go.History.Detail.mockImplementation(async () => e)
     const el = document.createElement('div')
     document.body.appendChild(el)
     const app = createApp(RequestView, { id: 'lh_1' }).use(createPinia()).use(i18n)

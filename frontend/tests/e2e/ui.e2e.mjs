@@ -10,7 +10,8 @@
 // in the Accounts page, tests its key, disables and enables it; sets a tiny context limit in
 // Settings; sends a tool-loop request through the proxy and sees it in the live monitor within a
 // second; opens its detail and finds the diff labelled Layer-1; has L2 below L1 refused (in the
-// page and by the backend), saves a valid L2 and sees the next request run Layer-2; configures
+// page and by the backend), saves a valid L2 and sees the next request run Layer-2; filters the
+// monitor (status error, then ok) and sees live requests shown only as the backend matches them; configures
 // Claude Code and undoes it; and renders every page in English and in Chinese, failing on any
 // missing message key. Screenshots of every page go to build/e2e-artifacts/.
 //
@@ -726,6 +727,30 @@ async function pageSteps(page, uiURL, port, home) {
     if ((await rowIds(page)).size !== before.size) throw new Error('a row was added while paused')
     await page.getByTestId('monitor-pause').click()
     await newRow(page, before, 2000)
+  })
+
+  await step('Monitor: with a filter on, the backend decides which live requests show', async () => {
+    const status = page.getByTestId('filter-status')
+    const settled = () => until(async () => (await page.getByText('Loading…').count()) === 0, 5000, () => 'monitor still loading')
+    await status.selectOption('error', { timeout: 5000 })
+    await settled()
+    const errors = await rowIds(page)
+    let res = await postJSON(port, '/v1/messages', toolLoop('filtered-out'))
+    if (res.status !== 200) throw new Error(`proxy answered ${res.status}`)
+    await new Promise((r) => setTimeout(r, 3000)) // past the refilter and the settling one
+    const shown = [...(await rowIds(page))].filter((x) => !errors.has(x))
+    if (shown.length > 0) throw new Error(`a successful request (${shown.join(', ')}) was shown under the "error" filter`)
+
+    await status.selectOption('ok')
+    await settled()
+    const before = await rowIds(page)
+    if (before.size === 0) throw new Error('no rows under "ok"')
+    res = await postJSON(port, '/v1/messages', toolLoop('filtered-in'))
+    if (res.status !== 200) throw new Error(`proxy answered ${res.status}`)
+    const id = await newRow(page, before, 5000)
+    await page.locator(`[data-testid=monitor-row][data-id="${id}"][data-state=finished]`).waitFor({ timeout: 2000 })
+    await status.selectOption('')
+    await settled()
   })
 
   await step('Connect: configure Claude Code, then undo', async () => {

@@ -3,7 +3,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { httpPaths } from '../door'
-import type { ProxyStatus } from '../types'
+import type { ProxyStatus } from '../models'
 
 export const running: ProxyStatus = {
   running: true,

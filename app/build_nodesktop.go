@@ -1,5 +1,0 @@
-//go:build !desktop
-
-package app
-
-const desktopBuild = false

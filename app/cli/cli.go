@@ -1,0 +1,225 @@
+// Package cli is Longhaul's scripting interface: `longhaul account|settings|history …` edit and
+// read a data dir's store directly. A running instance on the same data dir notices the change
+// (store.Watch) and applies it.
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"longhaul/store"
+)
+
+// CLI runs the subcommands against a data dir.
+type CLI struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// DataDir is the default data dir; subcommands accept --data-dir too.
+	DataDir string
+	// Open opens the store of a data dir.
+	Open func(ctx context.Context, dataDir string) (*store.Store, error)
+}
+
+// ErrUsage marks a command line that could not be understood; the usage has
+// been printed.
+var ErrUsage = errors.New("usage")
+
+const usage = `usage:
+  longhaul account add --base-url URL --key KEY|- [--label L] [--kind anthropic]
+  longhaul account list
+  longhaul account rm ID
+  longhaul account enable ID | account disable ID
+  longhaul settings get [KEY]
+  longhaul settings set KEY VALUE
+  longhaul settings reset KEY
+  longhaul history export [--since RFC3339] [--session ID]   (JSON Lines to stdout)
+Every subcommand accepts --data-dir DIR.`
+
+// IsCommand reports whether args start with a CLI subcommand.
+func IsCommand(args []string) bool {
+	return len(args) > 0 && (args[0] == "account" || args[0] == "settings" || args[0] == "history")
+}
+
+// action runs a parsed command: rest are its positional arguments.
+type action func(ctx context.Context, st *store.Store, rest []string) error
+
+// commands declare their flags on fs and return what runs once they are parsed.
+var commands = map[string]func(c *CLI, fs *flag.FlagSet) action{
+	"account add":     (*CLI).accountAdd,
+	"account list":    func(c *CLI, _ *flag.FlagSet) action { return c.accountList },
+	"account rm":      func(c *CLI, _ *flag.FlagSet) action { return c.accountChange("rm") },
+	"account enable":  func(c *CLI, _ *flag.FlagSet) action { return c.accountChange("enable") },
+	"account disable": func(c *CLI, _ *flag.FlagSet) action { return c.accountChange("disable") },
+	"settings get":    func(c *CLI, _ *flag.FlagSet) action { return c.settingsGet },
+	"settings set":    func(c *CLI, _ *flag.FlagSet) action { return c.settingsSet },
+	"settings reset":  func(c *CLI, _ *flag.FlagSet) action { return c.settingsReset },
+	"history export":  (*CLI).historyExport,
+}
+
+// Run executes one subcommand.
+func (c *CLI) Run(ctx context.Context, args []string) error {
+	if len(args) < 2 {
+		return c.usage()
+	}
+	declare, ok := commands[args[0]+" "+args[1]]
+	if !ok {
+		return c.usage()
+	}
+	fs := flag.NewFlagSet("longhaul "+args[0]+" "+args[1], flag.ContinueOnError)
+	fs.SetOutput(c.Stderr)
+	dataDir := fs.String("data-dir", c.DataDir, "data directory")
+	run := declare(c, fs)
+	rest, err := parseInterspersed(fs, args[2:])
+	if err != nil {
+		return ErrUsage
+	}
+	st, err := c.Open(ctx, *dataDir)
+	if err != nil {
+		return err
+	}
+	defer st.Close() //nolint:errcheck // read-mostly; writes committed already
+	return run(ctx, st, rest)
+}
+
+func (c *CLI) accountAdd(fs *flag.FlagSet) action {
+	baseURL := fs.String("base-url", "https://api.anthropic.com", "upstream base URL")
+	key := fs.String("key", "", "API key, or - to read it from stdin (keeps it out of shell history)")
+	label := fs.String("label", "", "a name to tell accounts apart")
+	kind := fs.String("kind", store.KindAnthropic, "provider kind")
+	return func(ctx context.Context, st *store.Store, _ []string) error {
+		secret := *key
+		if secret == "-" {
+			line, err := bufio.NewReader(c.Stdin).ReadString('\n')
+			if err != nil && line == "" {
+				return fmt.Errorf("read key from stdin: %w", err)
+			}
+			secret = strings.TrimSpace(line)
+		}
+		if secret == "" {
+			return errors.New("--key is required")
+		}
+		a, err := st.AddAccount(ctx, store.Account{Label: *label, Kind: *kind, BaseURL: *baseURL, Secret: secret, Enabled: true, Weight: 1})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.Stdout, "added account %d (%s, %s)\n", a.ID, a.BaseURL, a.MaskedSecret())
+		return nil
+	}
+}
+
+func (c *CLI) accountList(ctx context.Context, st *store.Store, _ []string) error {
+	accounts, err := st.Accounts(ctx)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(c.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tLABEL\tKIND\tBASE URL\tKEY\tSTATUS")
+	for _, a := range accounts {
+		status := "enabled"
+		if !a.Enabled {
+			status = "disabled"
+			if a.DisabledReason != "" {
+				status += ": " + a.DisabledReason
+			}
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.Label, a.Kind, a.BaseURL, a.MaskedSecret(), status)
+	}
+	return tw.Flush()
+}
+
+// accountChange is `account rm|enable|disable ID`.
+func (c *CLI) accountChange(verb string) action {
+	return func(ctx context.Context, st *store.Store, rest []string) error {
+		if len(rest) != 1 {
+			return c.usage()
+		}
+		id, err := strconv.ParseInt(rest[0], 10, 64)
+		if err != nil {
+			return fmt.Errorf("account id %q is not a number", rest[0])
+		}
+		switch verb {
+		case "rm":
+			err = st.DeleteAccount(ctx, id)
+		case "enable":
+			err = st.SetAccountEnabled(ctx, id, true, "")
+		default:
+			err = st.SetAccountEnabled(ctx, id, false, "disabled by the user")
+		}
+		if err != nil {
+			return fmt.Errorf("%s account %d: %w", verb, id, err)
+		}
+		done := map[string]string{"rm": "removed", "enable": "enabled", "disable": "disabled"}[verb]
+		fmt.Fprintf(c.Stdout, "%s account %d\n", done, id)
+		return nil
+	}
+}
+
+func (c *CLI) settingsGet(ctx context.Context, st *store.Store, rest []string) error {
+	keys := rest
+	if len(keys) == 0 {
+		keys = store.SettingKeys()
+	}
+	for _, k := range keys {
+		v, err := st.GetSetting(ctx, k)
+		if err != nil {
+			return err
+		}
+		if len(rest) == 1 {
+			fmt.Fprintln(c.Stdout, v)
+		} else {
+			fmt.Fprintf(c.Stdout, "%s = %s\n", k, v)
+		}
+	}
+	return nil
+}
+
+func (c *CLI) settingsSet(ctx context.Context, st *store.Store, rest []string) error {
+	if len(rest) != 2 {
+		return c.usage()
+	}
+	if _, err := st.SetSetting(ctx, rest[0], rest[1]); err != nil {
+		return err
+	}
+	v, err := st.GetSetting(ctx, rest[0])
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.Stdout, "%s = %s\n", rest[0], v)
+	return nil
+}
+
+func (c *CLI) settingsReset(ctx context.Context, st *store.Store, rest []string) error {
+	if len(rest) != 1 {
+		return c.usage()
+	}
+	return st.ResetSetting(ctx, rest[0])
+}
+
+// parseInterspersed accepts flags before, between and after positional
+// arguments (`settings set KEY VALUE --data-dir D`), which flag.Parse does not.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+}
+
+func (c *CLI) usage() error {
+	fmt.Fprintln(c.Stderr, usage)
+	return ErrUsage
+}

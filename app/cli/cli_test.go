@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"longhaul/store"
+)
+
+func newCLI(t *testing.T) (*CLI, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	return &CLI{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, DataDir: t.TempDir(),
+		Open: func(ctx context.Context, dir string) (*store.Store, error) {
+			return store.Open(ctx, filepath.Join(dir, "longhaul.db"))
+		}}, &out, &errOut
+}
+
+func TestCLIHistoryExport(t *testing.T) {
+	cli, out, errOut := newCLI(t)
+	ctx := context.Background()
+	st, err := cli.Open(ctx, cli.DataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	var rows []store.Exchange
+	for i, sess := range []string{"one", "two"} {
+		rows = append(rows, store.Exchange{ID: "lh_" + sess, State: "finished", Route: "messages", SessionID: sess, Status: 200,
+			Start: start.Add(time.Duration(i) * time.Millisecond), Layers: []string{},
+			Bodies: &store.Bodies{Request: `{"model":"m"}`, Reply: `{"content":[{"type":"text","text":"Hello from ` + sess + `."}]}`}})
+	}
+	if err := st.WriteExchanges(ctx, rows); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	if err := cli.Run(ctx, []string{"history", "export", "--session", "two", "--since", "2000-01-01T00:00:00Z"}); err != nil {
+		t.Fatalf("history export: %v (%s)", err, errOut.String())
+	}
+	var e store.Exchange
+	if err := json.Unmarshal(out.Bytes(), &e); err != nil || e.ID != "lh_two" || e.Bodies == nil || !strings.Contains(e.Bodies.Reply, "Hello from two.") {
+		t.Errorf("export = %q, %v; want one line: the session two exchange with its decompressed reply", out.String(), err)
+	}
+	err = cli.Run(ctx, []string{"history", "export", "--since", "yesterday"})
+	if err == nil || errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "RFC 3339") {
+		t.Errorf("export --since yesterday = %v; want an RFC 3339 error", err)
+	}
+}
+
+func TestCLIAccountsAndSettings(t *testing.T) {
+	cli, out, errOut := newCLI(t)
+	ctx := context.Background()
+	cli.Stdin = strings.NewReader("sk-ant-api03-from-stdin-0000wxyz\n")
+	steps := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"account", "add", "--base-url", "https://api.anthropic.com", "--key", "-", "--label", "cli"}, "added account 1"},
+		{[]string{"account", "disable", "1"}, "disabled account 1"},
+		{[]string{"account", "list"}, "disabled: disabled by the user"},
+		{[]string{"settings", "set", "proxy.max_body_bytes", "1024", "--data-dir", cli.DataDir}, "proxy.max_body_bytes = 1024"},
+		{[]string{"settings", "get", "proxy.max_body_bytes"}, "1024"},
+		{[]string{"account", "rm", "1"}, "removed account 1"},
+	}
+	for _, s := range steps {
+		out.Reset()
+		if err := cli.Run(ctx, s.args); err != nil || !strings.Contains(out.String(), s.want) {
+			t.Errorf("longhaul %v = %v, %q (stderr %q); want %q", s.args, err, out.String(), errOut.String(), s.want)
+		}
+	}
+	if strings.Contains(out.String(), "from-stdin") {
+		t.Errorf("output shows the key: %q", out.String())
+	}
+	for _, args := range [][]string{{"account"}, {"account", "frob"}, {"settings", "set", "only-key"}} {
+		if err := cli.Run(ctx, args); !errors.Is(err, ErrUsage) {
+			t.Errorf("longhaul %v = %v; want ErrUsage", args, err)
+		}
+	}
+}

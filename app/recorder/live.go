@@ -1,0 +1,50 @@
+package recorder
+
+import (
+	"context"
+	"time"
+
+	"longhaul/proxy"
+	"longhaul/store"
+)
+
+// EventExchanges names the live batches on the feed: the latest state of every exchange that
+// started or finished since the previous batch (mirrored in frontend/src/events.ts).
+const EventExchanges = "history:exchanges"
+
+// relay collects live updates and publishes them every LiveEvery, coalesced per exchange and
+// redacted, until ctx is done.
+func (r *Recorder) relay(ctx context.Context) {
+	tick := time.NewTicker(r.opts.LiveEvery)
+	defer tick.Stop()
+	var order []string
+	latest := map[string]*proxy.Exchange{}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			// Drained on the tick, not per update: the feed never wakes for a single request.
+			for drained := false; !drained; {
+				select {
+				case ex := <-r.live:
+					if _, ok := latest[ex.ID]; !ok {
+						order = append(order, ex.ID)
+					}
+					latest[ex.ID] = ex
+				default:
+					drained = true
+				}
+			}
+			if len(order) == 0 {
+				continue
+			}
+			batch := make([]store.Exchange, 0, len(order))
+			for _, id := range order {
+				batch = append(batch, store.RedactExchange(record(latest[id], nil)))
+			}
+			order, latest = order[:0], map[string]*proxy.Exchange{}
+			r.feed.Publish(EventExchanges, batch)
+		}
+	}
+}

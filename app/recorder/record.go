@@ -1,0 +1,72 @@
+package recorder
+
+import (
+	"longhaul/proxy"
+	"longhaul/store"
+)
+
+// record maps what the proxy observed to a history row. Bodies follow the history settings:
+// none when body storage is off, each capped otherwise. The store redacts when writing.
+func record(ex *proxy.Exchange, bodies *bodyPolicy) store.Exchange {
+	rec := store.Exchange{
+		ID: ex.ID, State: string(ex.State), Route: ex.Route, Method: ex.Method, Path: ex.Path,
+		UserAgent: ex.UserAgent, RemoteAddr: ex.RemoteAddr, SessionID: ex.SessionID,
+		Model: ex.Model, ModelSent: ex.ModelSent, Stream: ex.Stream,
+		Start: ex.Start, FirstByte: ex.FirstByte, End: ex.End,
+		Status: ex.Status, ErrorType: ex.ErrorType, ErrorMessage: ex.ErrorMessage,
+		StreamOutcome: ex.StreamOutcome, StopReason: ex.StopReason,
+		InputTokens: ex.Usage.InputTokens, OutputTokens: ex.Usage.OutputTokens,
+		CacheReadTokens: ex.Usage.CacheReadInputTokens, CacheWriteTokens: ex.Usage.CacheCreationInputTokens,
+		ContextLimit: ex.ContextLimit, TokensBefore: ex.TokensBefore, TokensAfter: ex.TokensAfter,
+		PressureBefore: ex.PressureBefore, PressureAfter: ex.PressureAfter,
+		SignatureRecoveries: ex.SignatureRecoveries, CrossModelDropped: ex.CrossModelDropped,
+		Signatures: len(ex.Signatures), ToolUseIDs: append([]string{}, ex.ToolUseIDs...),
+		BytesIn: ex.BytesIn, BytesOut: ex.BytesOut, BodiesTruncated: ex.BodiesTruncated,
+		Layers: []string{},
+	}
+	// Durations are measured on the proxy's clock: the end is when the last byte of a stream
+	// went out (or the client left), so a stream's duration covers all of it; TTFB is apart.
+	if !ex.End.IsZero() {
+		rec.Duration = ex.End.Sub(ex.Start)
+	}
+	if !ex.FirstByte.IsZero() {
+		rec.TTFB = ex.FirstByte.Sub(ex.Start)
+	}
+	if n := len(ex.Attempts); n > 0 {
+		rec.AccountID, rec.AccountName = ex.Attempts[n-1].AccountID, ex.Attempts[n-1].AccountName
+		rec.Attempts = make([]store.Attempt, 0, n)
+		for _, a := range ex.Attempts {
+			rec.Attempts = append(rec.Attempts, store.Attempt{
+				AccountID: a.AccountID, AccountName: a.AccountName, Status: a.Status, Error: a.Error,
+				Start: a.Start, Duration: a.Duration,
+			})
+		}
+	}
+	for _, c := range ex.Compaction {
+		rec.Layers = append(rec.Layers, c.Layer)
+		rec.TokensSaved += c.TokensSaved()
+		rec.Compaction = append(rec.Compaction, store.CompactionStep{
+			Layer: c.Layer, TokensBefore: c.TokensBefore, TokensAfter: c.TokensAfter,
+			RawBefore: c.RawBefore, RawAfter: c.RawAfter, Items: c.Items, Duration: c.Duration, CacheHit: c.CacheHit,
+		})
+	}
+	if bodies != nil && bodies.store && ex.State == proxy.ExchangeFinished {
+		b := store.Bodies{
+			Request:   capBody(ex.RequestBody, bodies.maxBytes, &rec.BodiesTruncated),
+			Forwarded: capBody(ex.ForwardedBody, bodies.maxBytes, &rec.BodiesTruncated),
+			Reply:     capBody(ex.ReplyBody, bodies.maxBytes, &rec.BodiesTruncated),
+		}
+		if b != (store.Bodies{}) {
+			rec.Bodies = &b
+		}
+	}
+	return rec
+}
+
+func capBody(b []byte, max int, truncated *bool) string {
+	if max > 0 && len(b) > max {
+		*truncated = true
+		b = b[:max]
+	}
+	return string(b)
+}

@@ -1,0 +1,84 @@
+package recorder
+
+import (
+	"context"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"longhaul/proxy"
+	"longhaul/store"
+)
+
+func TestRecorderNeverBlocksAndCountsDrops(t *testing.T) {
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "longhaul.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rec := New(st, Options{QueueSize: 4})
+	done := make(chan struct{})
+	go func() {
+		for i := range 10 { // nothing drains the queue: Run is not running
+			rec.Observe(proxy.Exchange{ID: "lh_" + string(rune('a'+i)), State: proxy.ExchangeFinished, Start: time.Now()})
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second): // a hang guard, not a measurement
+		t.Fatal("Observe blocked on a full queue")
+	}
+	if s := rec.Stats(); s.Dropped != 6 || s.Queued != 4 {
+		t.Errorf("stats = %+v; want 6 dropped, 4 queued", s)
+	}
+	if err := rec.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	page, err := st.ListExchanges(context.Background(), store.HistoryFilter{})
+	if err != nil || len(page.Exchanges) != 4 {
+		t.Errorf("after Flush: %d rows, %v; want the 4 queued", len(page.Exchanges), err)
+	}
+}
+
+// TestFeedDropsSlowSubscriberWithoutBlocking: a subscriber that never reads gets its buffer's
+// worth and is then dropped (its channel closed), while one that keeps up gets everything and
+// the publisher never waits on either.
+func TestFeedDropsSlowSubscriberWithoutBlocking(t *testing.T) {
+	feed := NewFeed()
+	slow, _ := feed.Subscribe()
+	fast, unsubscribe := feed.Subscribe()
+	defer unsubscribe()
+	const n = subscriberBuffer + 10
+	for i := range n {
+		feed.Publish("n", i) // returns at once even once slow's buffer is full
+		if e, ok := <-fast; !ok || string(e.Data) != strconv.Itoa(i) {
+			t.Fatalf("fast subscriber got %q (open %t); want %d", e.Data, ok, i)
+		}
+	}
+	got := 0
+	for range slow { // closed once it fell behind; what it had stays readable
+		got++
+	}
+	if got != subscriberBuffer {
+		t.Errorf("slow subscriber got %d events before being dropped; want its buffer's worth (%d)", got, subscriberBuffer)
+	}
+}
+
+func TestFeedStartsNewSubscribersWithTheLatestOfEachName(t *testing.T) {
+	feed := NewFeed()
+	feed.Publish("proxy:status", 1)
+	feed.Publish("proxy:status", 2)
+	feed.Publish(EventExchanges, []string{"a"})
+	late, stop := feed.Subscribe()
+	defer stop()
+	got := map[string]string{}
+	for range 2 {
+		e := <-late
+		got[e.Name] = string(e.Data)
+	}
+	if got["proxy:status"] != "2" || got[EventExchanges] != `["a"]` || len(late) != 0 {
+		t.Errorf("a new subscriber starts with %v (and %d more); want the latest of each name only", got, len(late))
+	}
+}

@@ -1,0 +1,59 @@
+package pool
+
+import (
+	"errors"
+	"time"
+)
+
+// Account is an upstream credential the proxy can forward to, as the store
+// holds it. The store's row is the one owner of Enabled: the pool never
+// changes it, it only stops using an account the upstream refused until the
+// next SetAccounts says what the store decided (see Pool.SetAccounts).
+type Account struct {
+	ID      int64
+	Label   string
+	Kind    string // "anthropic"; room for "openai-compatible" and "gemini"
+	BaseURL string // e.g. https://api.anthropic.com
+	Secret  string
+	Enabled bool
+	Models  []string // allow-list (exact names or * patterns); empty means any model
+	// Priority orders fill-first (higher first); Weight drives the weighted policy.
+	Priority, Weight int
+}
+
+// MaskedSecret shows enough of a secret to recognise it and no more.
+func MaskedSecret(secret string) string {
+	if len(secret) < 12 {
+		return "…"
+	}
+	return secret[:3] + "…" + secret[len(secret)-4:]
+}
+
+// Name is how an account appears in logs and the monitor: never the secret.
+func (a Account) Name() string {
+	if a.Label != "" {
+		return a.Label
+	}
+	return MaskedSecret(a.Secret)
+}
+
+// Pick describes the request an account is chosen for.
+type Pick struct {
+	Model     string
+	SessionID string
+	// Exclude lists accounts that already failed this request.
+	Exclude []int64
+}
+
+// ErrNoAccount means no account can serve the request; *NoAccountError says why.
+var ErrNoAccount = errors.New("no usable upstream account")
+
+// NoAccountError explains why no account was picked and, when accounts are
+// only cooling down, how long until the soonest is back.
+type NoAccountError struct {
+	Reason     string
+	RetryAfter time.Duration
+}
+
+func (e *NoAccountError) Error() string { return e.Reason }
+func (e *NoAccountError) Unwrap() error { return ErrNoAccount }
