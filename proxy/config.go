@@ -36,7 +36,7 @@ type Config struct {
 	// ModelMap rewrites client model names to upstream ones.
 	ModelMap []pool.ModelMapping
 	// Compaction configures context pressure, compaction and signature
-	// repair on /v1/messages. The zero value is SPEC's defaults, all on.
+	// repair on /v1/messages. The zero value is the documented defaults, all on.
 	Compaction CompactionConfig
 	// CaptureBodies keeps a copy of every request and reply body in the
 	// Exchange (history). Off, bodies are kept only when compaction rewrote
@@ -46,7 +46,8 @@ type Config struct {
 	MaxCaptureBytes int
 }
 
-// CompactionConfig is SPEC §3–§6 as the proxy reads it. Zero values mean the
+// CompactionConfig is the compaction.* and proxy.experimental.* settings as the
+// proxy reads them (docs/ARCHITECTURE.md, "One request's path"). Zero values mean the
 // defaults: thresholds 0.4/0.55/0.7, 5 tool rounds, 4 protected messages,
 // 200,000-character tool results, the built-in context-limit table, and every
 // repair switched on.

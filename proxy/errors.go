@@ -35,12 +35,6 @@ const (
 	errTimeout         = anthropic.TimeoutError
 )
 
-// errorBody is the error shape as the pool's classifier and the tests read it.
-type errorBody = anthropic.ErrorBody
-
-// errorJSON renders an error body (for the tests' scripted upstreams).
-func errorJSON(typ, msg string) []byte { return anthropic.ErrorJSON(typ, msg) }
-
 func writeError(w http.ResponseWriter, e *Error) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")

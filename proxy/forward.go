@@ -21,8 +21,9 @@ const statusClientClosed = 499
 // passing on after a failed retry.
 const maxErrorBody = 1 << 20
 
-// forward runs one API request: read and peek the body, try accounts until
-// one answers or attempts run out, relay the answer, record the exchange.
+// forward runs one API request: read and peek the body, compact it when it
+// needs it, try accounts until one answers or attempts run out, relay the
+// answer, record the exchange.
 func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, comp *compactor, route string, hasBody bool) {
 	ex := &Exchange{
 		ID: newExchangeID(), State: ExchangeStarted, Route: route, Method: r.Method, Path: r.URL.Path,
@@ -38,104 +39,142 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, co
 		}
 		defer body.release()
 	}
-	modelSpan := peek.ModelSpan
 	s.observer.Observe(*ex)
 
-	// base is what every attempt sends: the client's bytes, or the compacted
-	// rewrite of them (a new buffer; the client's is never modified).
-	base := body
-	var compacted compact.Result
-	screened := false
-	if route == "messages" && comp != nil {
-		var e *Error
-		base, compacted, screened, e = s.compactStage(r, cfg, comp, ex, body, peek)
-		if e != nil {
-			s.finish(ex, e.Status, e)
-			writeError(w, e)
-			return
-		}
-		if compacted.Changed {
-			modelSpan = anthropic.Span{} // where the model is in the rewrite
-			if p, err := anthropic.PeekRequest(base.buf); err == nil {
-				modelSpan = p.ModelSpan
-			}
-		}
+	out, e := s.prepare(r, cfg, comp, ex, route, body, peek)
+	if e != nil {
+		s.finish(ex, e.Status, e)
+		writeError(w, e)
+		return
 	}
-	if hasBody && (cfg.CaptureBodies || compacted.Changed) {
+	if hasBody && (cfg.CaptureBodies || out.compacted.Changed) {
 		ex.keepRequestBody(body, cfg.MaxCaptureBytes)
 	}
-
-	var last *upstreamFailure
-	var exclude []int64
-	for attempt := range cfg.MaxAttempts {
-		acct, err := s.pool.Pick(pool.Pick{Model: ex.Model, SessionID: ex.SessionID, Exclude: exclude}, s.now())
-		if err != nil {
-			if last != nil {
-				break // pass on the last upstream failure: it says more than "no account"
-			}
-			e := newError(http.StatusServiceUnavailable, errOverloaded, err.Error())
-			var na *pool.NoAccountError
-			if errors.As(err, &na) {
-				e.RetryAfter = na.RetryAfter
-			}
-			s.finish(ex, e.Status, e)
-			writeError(w, e)
-			return
-		}
-		att := Attempt{AccountID: acct.ID, AccountName: acct.Name(), Start: s.now()}
-		sendBody := base
-		ex.ModelSent = ex.Model
-		if model, ok := pool.MapModel(cfg.ModelMap, ex.Model, acct); ok && model != ex.Model && modelSpan.End > 0 {
-			sendBody, ex.ModelSent = staticBody(anthropic.WithModel(base.buf, modelSpan, model)), model
-		}
-		fail, committed := s.attempt(w, r, cfg, ex, acct, sendBody)
-		if sendBody != base {
-			sendBody.release()
-		}
-		att.Duration = s.now().Sub(att.Start)
-		if committed || fail == nil {
-			att.Status = ex.Status
-			ex.Attempts = append(ex.Attempts, att)
-			if screened {
-				ex.pressureFromUsage()
-			}
-			s.finish(ex, ex.Status, nil)
-			s.pool.Report(acct.ID, ex.Model, ex.outcome(), s.now())
-			if comp != nil {
-				s.learn(comp, compacted, ex)
-			}
-			if ex.abort {
-				// Abort the connection so the client sees a truncated reply, not a complete one.
-				panic(http.ErrAbortHandler)
-			}
-			return
-		}
-		att.Status, att.Error = fail.status, fail.message()
-		ex.Attempts = append(ex.Attempts, att)
-		if r.Context().Err() != nil {
-			// The client left; the attempt says nothing about the account.
-			s.finish(ex, statusClientClosed, newError(statusClientClosed, "client_cancelled", "client closed the request"))
-			return
-		}
-		out := pool.Classify(fail.status, fail.header, fail.body, int(ex.BytesIn), s.now())
-		cooldown := s.pool.Report(acct.ID, ex.Model, out, s.now())
-		last = fail
-		if !out.Kind.Retryable() {
-			break
-		}
-		s.log.Info("upstream attempt failed", "id", ex.ID, "account", acct.Name(), "model", ex.Model,
-			"status", fail.status, "err", fail.message(), "cooldown", cooldown)
-		exclude = append(exclude, acct.ID)
-		if out.Kind == pool.OutcomeOverloaded && attempt+1 < cfg.MaxAttempts && !sleepCtx(r.Context(), retryBackoff(attempt)) {
-			s.finish(ex, statusClientClosed, newError(statusClientClosed, "client_cancelled", "client closed the request"))
-			return
-		}
+	last, answered := s.tryAccounts(w, r, cfg, comp, ex, out)
+	if answered {
+		return
 	}
 	if route == "count_tokens" && comp != nil && last != nil && countUnsupported(last) {
 		s.countLocally(w, comp, ex, body.buf)
 		return
 	}
 	s.passOn(w, cfg, ex, last)
+}
+
+// outbound is what every attempt of one request sends.
+type outbound struct {
+	// body is the client's bytes, or the compacted rewrite of them (a new
+	// buffer; the client's is never modified).
+	body      *requestBody
+	modelSpan anthropic.Span // where the model name is in body, for the model map
+	compacted compact.Result
+	screened  bool // the screen looked at it: pressure can be read from the reply's usage
+}
+
+// prepare runs the compaction stage on a Messages request and returns what
+// the attempts send.
+func (s *Server) prepare(r *http.Request, cfg *Config, comp *compactor, ex *Exchange, route string, body *requestBody, peek anthropic.Peek) (outbound, *Error) {
+	out := outbound{body: body, modelSpan: peek.ModelSpan}
+	if route != "messages" || comp == nil {
+		return out, nil
+	}
+	var e *Error
+	out.body, out.compacted, out.screened, e = s.compactStage(r, cfg, comp, ex, body, peek)
+	if e != nil {
+		return out, e
+	}
+	if out.compacted.Changed {
+		out.modelSpan = anthropic.Span{} // where the model is in the rewrite
+		if p, err := anthropic.PeekRequest(out.body.buf); err == nil {
+			out.modelSpan = p.ModelSpan
+		}
+	}
+	return out, nil
+}
+
+// tryAccounts is the attempt loop. It reports answered when the client has
+// its answer (a reply relayed, no account to try, or the client gone);
+// otherwise last is the upstream failure to pass on.
+func (s *Server) tryAccounts(w http.ResponseWriter, r *http.Request, cfg *Config, comp *compactor, ex *Exchange, out outbound) (last *upstreamFailure, answered bool) {
+	var exclude []int64
+	for attempt := range cfg.MaxAttempts {
+		acct, err := s.pool.Pick(pool.Pick{Model: ex.Model, SessionID: ex.SessionID, Exclude: exclude}, s.now())
+		if err != nil {
+			if last != nil {
+				return last, false // pass on the last upstream failure: it says more than "no account"
+			}
+			s.refuseNoAccount(w, ex, err)
+			return nil, true
+		}
+		att := Attempt{AccountID: acct.ID, AccountName: acct.Name(), Start: s.now()}
+		sendBody := out.body
+		ex.ModelSent = ex.Model
+		if model, ok := pool.MapModel(cfg.ModelMap, ex.Model, acct); ok && model != ex.Model && out.modelSpan.End > 0 {
+			sendBody, ex.ModelSent = staticBody(anthropic.WithModel(out.body.buf, out.modelSpan, model)), model
+		}
+		fail, committed := s.attempt(w, r, cfg, ex, acct, sendBody)
+		if sendBody != out.body {
+			sendBody.release()
+		}
+		att.Duration = s.now().Sub(att.Start)
+		if committed || fail == nil {
+			att.Status = ex.Status
+			ex.Attempts = append(ex.Attempts, att)
+			s.answered(ex, acct, comp, out)
+			return nil, true
+		}
+		att.Status, att.Error = fail.status, fail.message()
+		ex.Attempts = append(ex.Attempts, att)
+		if r.Context().Err() != nil {
+			// The client left; the attempt says nothing about the account.
+			s.finish(ex, statusClientClosed, newError(statusClientClosed, "client_cancelled", "client closed the request"))
+			return nil, true
+		}
+		outcome := pool.Classify(fail.status, fail.header, fail.body, int(ex.BytesIn), s.now())
+		cooldown := s.pool.Report(acct.ID, ex.Model, outcome, s.now())
+		last = fail
+		if !outcome.Kind.Retryable() {
+			return last, false
+		}
+		s.log.Info("upstream attempt failed", "id", ex.ID, "account", acct.Name(), "model", ex.Model,
+			"status", fail.status, "err", fail.message(), "cooldown", cooldown)
+		exclude = append(exclude, acct.ID)
+		if outcome.Kind == pool.OutcomeOverloaded && attempt+1 < cfg.MaxAttempts && !sleepCtx(r.Context(), retryBackoff(attempt)) {
+			s.finish(ex, statusClientClosed, newError(statusClientClosed, "client_cancelled", "client closed the request"))
+			return nil, true
+		}
+	}
+	return last, false
+}
+
+// refuseNoAccount answers 503 when the pool has no account to try, saying why
+// (and until when, as Retry-After, when all are cooling down).
+func (s *Server) refuseNoAccount(w http.ResponseWriter, ex *Exchange, err error) {
+	e := newError(http.StatusServiceUnavailable, errOverloaded, err.Error())
+	var na *pool.NoAccountError
+	if errors.As(err, &na) {
+		e.RetryAfter = na.RetryAfter
+	}
+	s.finish(ex, e.Status, e)
+	writeError(w, e)
+}
+
+// answered records an attempt whose reply reached the client, teaches the
+// pool and the estimator what it showed, and aborts the connection if the
+// relay was cut short.
+func (s *Server) answered(ex *Exchange, acct pool.Account, comp *compactor, out outbound) {
+	if out.screened {
+		ex.pressureFromUsage()
+	}
+	s.finish(ex, ex.Status, nil)
+	s.pool.Report(acct.ID, ex.Model, ex.outcome(), s.now())
+	if comp != nil {
+		s.learn(comp, out.compacted, ex)
+	}
+	if ex.abort {
+		// Abort the connection so the client sees a truncated reply, not a complete one.
+		panic(http.ErrAbortHandler)
+	}
 }
 
 // countUnsupported reports an upstream answer that means "no token counting

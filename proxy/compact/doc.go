@@ -8,8 +8,9 @@
 // routes arrive: those translate a request into Messages to compact it (and
 // the result back), rather than the engine growing a protocol-neutral type.
 // One engine, one input shape: copies of compaction per protocol drift
-// apart, and a neutral type would have to carry every protocol's unknown
-// fields, which the Messages types already keep as raw bytes.
+// apart, and a neutral type would be a fourth wire format to keep in step,
+// while the Messages types already carry what compaction needs (tool
+// rounds, signed thinking, cache_control) and keep the rest as raw bytes.
 //
 // Every rewrite works on spans of the client's bytes: what is not edited is
 // re-emitted exactly, and a request that needs nothing is returned as the

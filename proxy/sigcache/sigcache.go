@@ -1,6 +1,7 @@
 // Package sigcache remembers the thinking signatures an upstream issued, so a
 // request whose client dropped a signature can be repaired, and a signature is
-// never sent to a model family that did not issue it (SPEC §6).
+// never sent to a model family that did not issue it: an upstream rejects a
+// signature it did not sign, which would fail the whole request.
 //
 // Three independent maps, each bounded with LRU eviction and a TTL:
 //
