@@ -1,8 +1,8 @@
-// Event names mirrored from app/events.go and app/history.go. The Wails door receives them
+// Event names mirrored from app/events.go. The Wails door receives them
 // through runtime.EventsOn; the HTTP door receives them as SSE `event:` names on
 // /longhaul/v1/events.
 
-/** Payload: ProxyStatus. Emitted by the backend whenever the proxy status changes. */
+/** Payload: app.ProxyStatus. Emitted by the backend whenever the proxy status changes. */
 export const PROXY_STATUS = 'proxy:status'
 
 /**
@@ -11,5 +11,5 @@ export const PROXY_STATUS = 'proxy:status'
  */
 export const HISTORY_EXCHANGES = 'history:exchanges'
 
-/** Payload: UpdateStatus. Emitted when self-update's state changes (app/update.go). */
+/** Payload: update.Status. Emitted when self-update's state changes (app/update). */
 export const UPDATE_STATUS = 'update:status'
