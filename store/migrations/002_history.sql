@@ -1,4 +1,4 @@
--- Request history: One row per client request, written by the recorder's single
+-- Request history. One row per client request, written by the recorder's single
 -- writer goroutine. seq is the insertion order: list paging walks it newest first, and since a
 -- new row always gets a higher seq (AUTOINCREMENT never reuses one, even after retention
 -- deleted the top), a page cursor stays valid while rows arrive. Times are Unix nanoseconds,
