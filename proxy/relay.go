@@ -1,9 +1,7 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -142,11 +140,11 @@ func (s *Server) endStream(w http.ResponseWriter, rc *http.ResponseController, c
 	case ctx.Err() != nil && context.Cause(ctx) == context.Canceled:
 		ex.clientGone()
 		return
-	case errors.Is(err, io.EOF) && tap.stopped:
+	case errors.Is(err, io.EOF) && tap.facts.Stopped:
 		ex.StreamOutcome = "complete"
 		return
-	case tap.upstreamError:
-		ex.StreamOutcome = "upstream_error" // the upstream's own error event was relayed
+	case tap.upstreamError():
+		ex.StreamOutcome = "upstream_error"
 		return
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		err = errors.New("upstream closed the stream before message_stop")
@@ -158,91 +156,35 @@ func (s *Server) endStream(w http.ResponseWriter, rc *http.ResponseController, c
 }
 
 // streamTap reads what the monitor and the signature cache need from events
-// already written to the client. Only the few event kinds that carry it are
-// decoded; text deltas are never parsed.
+// already written to the client, and mirrors it onto the exchange as it
+// grows, so the exchange is current whenever the relay stops.
 type streamTap struct {
-	ex            *Exchange
-	stopped       bool
-	upstreamError bool
-	reply         *anthropic.ReplyBuilder // nil unless Config.CaptureBodies
+	ex    *Exchange
+	facts anthropic.ReplyFacts
+	reply *anthropic.ReplyBuilder // nil unless Config.CaptureBodies
 }
-
-// toolUse records a tool_use block and the signature in effect when it opened.
-func (ex *Exchange) toolUse(id string) {
-	sig := ""
-	if n := len(ex.Signatures); n > 0 {
-		sig = ex.Signatures[n-1]
-	}
-	ex.ToolUseIDs = append(ex.ToolUseIDs, id)
-	ex.ToolUseSignatures = append(ex.ToolUseSignatures, sig)
-}
-
-var (
-	signatureDelta = []byte(`"signature_delta"`)
-	toolUseBlock   = []byte(`"tool_use"`)
-)
 
 func (t *streamTap) observe(ev sse.Event) {
 	if t.reply != nil {
 		t.reply.Add(ev.Name, ev.Data)
 	}
-	switch ev.Name {
-	case "message_start":
-		var v struct {
-			Message struct {
-				Usage *Usage `json:"usage"`
-			} `json:"message"`
-		}
-		v.Message.Usage = &t.ex.Usage
-		json.Unmarshal(ev.Data, &v) //nolint:errcheck // a malformed event only loses accounting
-	case "content_block_start":
-		if bytes.Contains(ev.Data, toolUseBlock) {
-			var v struct {
-				Block struct{ Type, ID string } `json:"content_block"`
-			}
-			if json.Unmarshal(ev.Data, &v) == nil && v.Block.Type == "tool_use" {
-				t.ex.toolUse(v.Block.ID)
-			}
-		}
-	case "content_block_delta":
-		if bytes.Contains(ev.Data, signatureDelta) {
-			var v struct {
-				Delta struct{ Type, Signature string } `json:"delta"`
-			}
-			if json.Unmarshal(ev.Data, &v) == nil && v.Delta.Type == "signature_delta" {
-				t.ex.Signatures = append(t.ex.Signatures, v.Delta.Signature)
-			}
-		}
-	case "message_delta":
-		var v struct {
-			Delta struct {
-				StopReason string `json:"stop_reason"`
-			} `json:"delta"`
-			Usage Usage `json:"usage"`
-		}
-		if json.Unmarshal(ev.Data, &v) == nil {
-			t.ex.StopReason = v.Delta.StopReason
-			t.ex.Usage.merge(v.Usage)
-		}
-	case "message_stop":
-		t.stopped = true
-	case "error":
-		e, _ := anthropic.ParseError(ev.Data) // malformed: an error without a type
-		t.upstreamError = true
-		t.ex.ErrorType, t.ex.ErrorMessage = e.Type, e.Message
+	if t.facts.Event(ev.Name, ev.Data) {
+		recordReply(t.ex, &t.facts)
 	}
 }
 
-// merge takes the cumulative counts message_delta carries; zero means "not
-// reported here" (older API versions only send output_tokens).
-func (u *Usage) merge(d Usage) {
-	for _, f := range []struct{ dst, src *int64 }{
-		{&u.InputTokens, &d.InputTokens}, {&u.OutputTokens, &d.OutputTokens},
-		{&u.CacheReadInputTokens, &d.CacheReadInputTokens}, {&u.CacheCreationInputTokens, &d.CacheCreationInputTokens},
-	} {
-		if *f.src != 0 {
-			*f.dst = *f.src
-		}
+// upstreamError reports that the upstream's own error event was relayed.
+func (t *streamTap) upstreamError() bool { return t.facts.Error != nil }
+
+// recordReply copies a reply's facts onto the exchange. The slices are
+// shared: the facts only append, and nothing else writes them. Repeating the
+// copy after an error event is harmless, since nothing else writes the
+// exchange's error while events still arrive.
+func recordReply(ex *Exchange, f *anthropic.ReplyFacts) {
+	ex.Usage, ex.StopReason = Usage(f.Usage), f.StopReason
+	ex.Signatures, ex.ToolUseIDs, ex.ToolUseSignatures = f.Signatures, f.ToolUseIDs, f.ToolUseSignatures
+	if f.Error != nil {
+		ex.ErrorType, ex.ErrorMessage = f.Error.Type, f.Error.Message
 	}
 }
 
@@ -271,23 +213,9 @@ func (s *Server) relayBody(ctx context.Context, w http.ResponseWriter, cfg *Conf
 		return nil, true
 	}
 	if ex.Route == "messages" && !tapped.truncated {
-		var v struct {
-			StopReason string `json:"stop_reason"`
-			Usage      Usage  `json:"usage"`
-			Content    []struct {
-				Type, ID, Signature string
-			} `json:"content"`
-		}
-		if json.Unmarshal(tapped.buf, &v) == nil {
-			ex.StopReason, ex.Usage = v.StopReason, v.Usage
-			for _, c := range v.Content {
-				switch {
-				case c.Type == "thinking" && c.Signature != "":
-					ex.Signatures = append(ex.Signatures, c.Signature)
-				case c.Type == "tool_use":
-					ex.toolUse(c.ID)
-				}
-			}
+		var f anthropic.ReplyFacts
+		if f.Body(tapped.buf) {
+			recordReply(ex, &f)
 		}
 	}
 	return nil, true

@@ -1,7 +1,8 @@
 // Package anthropic is the one home of the Anthropic Messages API wire
 // format in Longhaul: the JSON scanner and the peek the hot path runs on
 // every request, the request, message and block types the compaction engine
-// rewrites, the session id, the reassembly of a streamed reply, the error
+// rewrites, the session id, the facts read off a reply as it passes (usage,
+// signatures, tool_use ids, stop reason), the reassembly of a streamed reply, the error
 // bodies, and the builder of every request sent upstream.
 //
 // The client's bytes are the source of truth. Nothing here decodes a whole
