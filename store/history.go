@@ -40,6 +40,9 @@ type Exchange struct {
 	ErrorMessage  string `json:"errorMessage"`
 	StreamOutcome string `json:"streamOutcome"` // "complete", "client_cancelled", "upstream_error"
 	StopReason    string `json:"stopReason"`
+	// Failed is HasFailed, filled in by the store's readers and the recorder, so the UI colours
+	// a row by the same rule the "error" filter selects by, never a copy of it.
+	Failed bool `json:"failed"`
 
 	InputTokens      int64 `json:"inputTokens"`
 	OutputTokens     int64 `json:"outputTokens"`

@@ -45,6 +45,20 @@ const listColumns = `seq, id, state, route, method, path, user_agent, remote_add
 	layers, tokens_saved, signature_recoveries, cross_model_dropped, signatures, tool_use_ids,
 	bytes_in, bytes_out, has_bodies, bodies_truncated`
 
+// failedSQL is HasFailed's rule for a finished row, as the list filters select by it;
+// TestFailedRuleIsOneRule checks that the two agree.
+const failedSQL = "(status >= 400 OR error_type != '' OR stream_outcome IN ('client_cancelled', 'upstream_error'))"
+
+// HasFailed reports whether a finished exchange failed: an error status, an error the proxy or
+// the upstream reported, or a stream that did not complete (the client left, the upstream sent
+// an error event). An exchange still in flight has not failed.
+func (e Exchange) HasFailed() bool {
+	if e.State != "finished" {
+		return false
+	}
+	return e.Status >= 400 || e.ErrorType != "" || e.StreamOutcome == "client_cancelled" || e.StreamOutcome == "upstream_error"
+}
+
 func scanExchange(sc interface{ Scan(...any) error }) (Exchange, error) {
 	var e Exchange
 	var start, firstByte, end, dur, ttfb int64
@@ -68,6 +82,7 @@ func scanExchange(sc interface{ Scan(...any) error }) (Exchange, error) {
 	if err := json.Unmarshal([]byte(toolIDs), &e.ToolUseIDs); err != nil {
 		return e, fmt.Errorf("tool_use_ids of %s: %w", e.ID, err)
 	}
+	e.Failed = e.HasFailed()
 	return e, nil
 }
 
@@ -87,9 +102,9 @@ func (f HistoryFilter) where() (string, []any) {
 		lo := int(f.StatusClass[0]-'0') * 100
 		add("status >= ? AND status < ?", lo, lo+100)
 	case "error":
-		add("state = 'finished' AND (status >= 400 OR error_type != '' OR stream_outcome IN ('client_cancelled', 'upstream_error'))")
+		add("state = 'finished' AND " + failedSQL)
 	case "ok":
-		add("state = 'finished' AND status < 400 AND error_type = '' AND stream_outcome NOT IN ('client_cancelled', 'upstream_error')")
+		add("state = 'finished' AND NOT " + failedSQL)
 	}
 	if f.Model != "" {
 		add("(model = ? OR model_sent = ?)", f.Model, f.Model)

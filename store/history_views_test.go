@@ -53,3 +53,48 @@ func TestHistoryStatsSeriesPerAccountAndModel(t *testing.T) {
 		t.Error("by session accepted")
 	}
 }
+
+// The "error" and "ok" filters (SQL) and HasFailed (Go, what the UI colours rows by) are one
+// rule written twice; every combination of the fields it reads must land on the same side.
+func TestFailedRuleIsOneRule(t *testing.T) {
+	st, _ := openTemp(t)
+	var all []Exchange
+	i := 0
+	for _, state := range []string{"started", "finished"} {
+		for _, status := range []int{0, 200, 399, 400, 529} {
+			for _, errType := range []string{"", "api_error"} {
+				for _, outcome := range []string{"", "complete", "client_cancelled", "upstream_error"} {
+					e := fullExchange(i, testNow.Add(time.Duration(i)*time.Millisecond))
+					e.State, e.Status, e.ErrorType, e.StreamOutcome = state, status, errType, outcome
+					all = append(all, e)
+					i++
+				}
+			}
+		}
+	}
+	writeAll(t, st, all...)
+	ids := func(class string) map[string]bool {
+		t.Helper()
+		page, err := st.ListExchanges(context.Background(), HistoryFilter{StatusClass: class, Limit: len(all)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for _, e := range page.Exchanges {
+			out[e.ID] = true
+			if e.Failed != e.HasFailed() {
+				t.Errorf("read %s: Failed = %t; want HasFailed() = %t", e.ID, e.Failed, e.HasFailed())
+			}
+		}
+		return out
+	}
+	failed, ok := ids("error"), ids("ok")
+	for _, e := range all {
+		if got := failed[e.ID]; got != e.HasFailed() {
+			t.Errorf("state %s status %d error %q outcome %q: in the \"error\" filter = %t; HasFailed() = %t", e.State, e.Status, e.ErrorType, e.StreamOutcome, got, e.HasFailed())
+		}
+		if want := e.State == "finished" && !e.HasFailed(); ok[e.ID] != want {
+			t.Errorf("state %s status %d error %q outcome %q: in the \"ok\" filter = %t; want %t", e.State, e.Status, e.ErrorType, e.StreamOutcome, ok[e.ID], want)
+		}
+	}
+}

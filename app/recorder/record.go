@@ -24,6 +24,7 @@ func record(ex *proxy.Exchange, bodies *bodyPolicy) store.Exchange {
 		BytesIn: ex.BytesIn, BytesOut: ex.BytesOut, BodiesTruncated: ex.BodiesTruncated,
 		Layers: []string{},
 	}
+	rec.Failed = rec.HasFailed()
 	// Durations are measured on the proxy's clock: the end is when the last byte of a stream
 	// went out (or the client left), so a stream's duration covers all of it; TTFB is apart.
 	if !ex.End.IsZero() {

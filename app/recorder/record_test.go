@@ -72,3 +72,24 @@ func TestRecordMapsEveryField(t *testing.T) {
 		}
 	}
 }
+
+// The live feed carries records straight from record, never read back from the store: they
+// must say whether they failed by the store's rule, as rows read back do.
+func TestRecordSaysWhetherItFailed(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ex   proxy.Exchange
+		want bool
+	}{
+		{"in flight", proxy.Exchange{State: proxy.ExchangeStarted}, false},
+		{"complete stream", proxy.Exchange{State: proxy.ExchangeFinished, Status: 200, StreamOutcome: "complete"}, false},
+		{"upstream error event", proxy.Exchange{State: proxy.ExchangeFinished, Status: 200, StreamOutcome: "upstream_error"}, true},
+		{"no account", proxy.Exchange{State: proxy.ExchangeFinished, Status: 503, ErrorType: "overloaded_error"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := record(&tc.ex, nil).Failed; got != tc.want {
+				t.Errorf("record(%s).Failed = %t; want %t", tc.name, got, tc.want)
+			}
+		})
+	}
+}

@@ -24,16 +24,6 @@ export function sinceFor(range: string, now = Date.now()): string {
   return minutes === undefined ? '' : new Date(now - minutes * 60_000).toISOString()
 }
 
-const failedOutcomes = ['client_cancelled', 'upstream_error']
-
-/**
- * isError colours a row: a finished exchange that failed. Display only; which exchanges match
- * the "error" filter is decided by the backend's query (store: HistoryFilter).
- */
-export function isError(e: Exchange): boolean {
-  return e.state === 'finished' && (e.status >= 400 || e.errorType !== '' || failedOutcomes.includes(e.streamOutcome))
-}
-
 /** filtering reports whether f narrows the list at all (then only the backend knows what matches). */
 export function filtering(f: MonitorFilter): boolean {
   return Object.values(f).some((v) => v !== undefined && v !== '')

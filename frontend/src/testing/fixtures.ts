@@ -155,6 +155,7 @@ export function exchange(over: Partial<Exchange> = {}): Exchange {
     errorMessage: '',
     streamOutcome: 'complete',
     stopReason: 'end_turn',
+    failed: false,
     inputTokens: 100,
     outputTokens: 20,
     cacheReadTokens: 0,

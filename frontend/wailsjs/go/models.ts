@@ -149,6 +149,7 @@ export namespace store {
 	    errorMessage: string;
 	    streamOutcome: string;
 	    stopReason: string;
+	    failed: boolean;
 	    inputTokens: number;
 	    outputTokens: number;
 	    cacheReadTokens: number;
