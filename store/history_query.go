@@ -45,8 +45,8 @@ const listColumns = `seq, id, state, route, method, path, user_agent, remote_add
 	layers, tokens_saved, signature_recoveries, cross_model_dropped, signatures, tool_use_ids,
 	bytes_in, bytes_out, has_bodies, bodies_truncated`
 
-// failedSQL is HasFailed's rule for a finished row, as the list filters select by it;
-// TestFailedRuleIsOneRule checks that the two agree.
+// failedSQL is HasFailed's rule for a finished row, as the list filters and the stats
+// (errorCond) select by it; TestFailedRuleIsOneRule checks that the two agree.
 const failedSQL = "(status >= 400 OR error_type != '' OR stream_outcome IN ('client_cancelled', 'upstream_error'))"
 
 // HasFailed reports whether a finished exchange failed: an error status, an error the proxy or

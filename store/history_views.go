@@ -40,8 +40,8 @@ type Session struct {
 	CacheWriteTokens int64    `json:"cacheWriteTokens"`
 }
 
-// errorCond is what counts as a failed exchange in views and stats.
-const errorCond = `(state = 'finished' AND (status >= 400 OR error_type != '' OR stream_outcome IN ('client_cancelled', 'upstream_error')))`
+// errorCond is what counts as a failed exchange in views and stats: HasFailed, as SQL.
+const errorCond = "(state = 'finished' AND " + failedSQL + ")"
 
 // Sessions lists sessions active since the given time, most recently active first.
 func (st *Store) Sessions(ctx context.Context, since time.Time, limit int) ([]Session, error) {
