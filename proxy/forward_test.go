@@ -119,7 +119,7 @@ func TestStreamIsNotBuffered(t *testing.T) {
 	f.up.SetDefault(proxytest.Reply{Message: msg, StallAfter: 1})
 	resp, rd := openStream(t, context.Background(), f.front.URL)
 	defer resp.Body.Close()
-	first := nextEvent(t, rd, 2*time.Second)
+	first := nextEvent(t, rd, waitLimit)
 	if first.Name != "message_start" {
 		t.Fatalf("first event = %q; want message_start", first.Name)
 	}
@@ -142,8 +142,8 @@ func TestIdleStreamGetsKeepAlives(t *testing.T) {
 	f.up.SetDefault(proxytest.Reply{Message: proxytest.TextMessage("", "x"), StallAfter: 1})
 	resp, rd := openStream(t, context.Background(), f.front.URL)
 	defer resp.Body.Close()
-	nextEvent(t, rd, 2*time.Second)
-	ev := nextEvent(t, rd, 2*time.Second)
+	nextEvent(t, rd, waitLimit)
+	ev := nextEvent(t, rd, waitLimit)
 	if string(ev.Raw) != ": keep-alive\n\n" {
 		t.Errorf("event while idle = %q; want a keep-alive comment", ev.Raw)
 	}
@@ -154,7 +154,7 @@ func TestClientHangupCancelsUpstream(t *testing.T) {
 	f.up.SetDefault(proxytest.Reply{Message: proxytest.TextMessage("", "long answer"), StallAfter: 2})
 	ctx, cancel := context.WithCancel(context.Background())
 	resp, rd := openStream(t, ctx, f.front.URL)
-	nextEvent(t, rd, 2*time.Second)
+	nextEvent(t, rd, waitLimit)
 	cancel()
 	resp.Body.Close()
 	if !f.up.WaitCanceled(time.Second) {

@@ -133,10 +133,28 @@ func nextEvent(tb testing.TB, rd *sse.Reader, timeout time.Duration) sse.Event {
 	}
 }
 
-// waitNoGoroutine fails if a goroutine running fn is still alive after 2s.
+// waitLimit bounds every wait in these tests: a deadline for a hung test on a busy machine,
+// never a measure (each wait ends as soon as its condition holds).
+const waitLimit = 30 * time.Second
+
+// waitFor polls cond until it holds, and fails the test with what when it has not within
+// waitLimit.
+func waitFor(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("%s: not true within %v", what, waitLimit)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitNoGoroutine fails, showing every stack, if a goroutine running fn is still alive after
+// waitLimit.
 func waitNoGoroutine(tb testing.TB, fn string) {
 	tb.Helper()
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(waitLimit)
 	for {
 		buf := make([]byte, 1<<20)
 		stacks := string(buf[:runtime.Stack(buf, true)])

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -122,18 +123,12 @@ func TestStopStartStopWithRequestInFlight(t *testing.T) {
 			t.Fatalf("round %d: Running %t Addr %q; want true %q", round, srv.Running(), srv.Addr(), addr)
 		}
 		resp, rd := openStream(t, context.Background(), url)
-		first := nextEvent(t, rd, 2*time.Second)
+		first := nextEvent(t, rd, waitLimit)
 
 		stopped := make(chan error, 1)
 		go func() { stopped <- srv.Stop(context.Background()) }()
 		// The listener closes at once; the stream in flight goes on.
-		deadline := time.Now().Add(2 * time.Second)
-		for dial(addr) == nil {
-			if time.Now().After(deadline) {
-				t.Fatalf("round %d: listener still accepting after Stop", round)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		waitFor(t, fmt.Sprintf("round %d: listener closed after Stop", round), func() bool { return dial(addr) != nil })
 		select {
 		case err := <-stopped:
 			t.Fatalf("round %d: Stop returned (%v) while a request was in flight", round, err)
@@ -179,7 +174,7 @@ func TestReconfigureRebindsAndInFlightKeepsOldListener(t *testing.T) {
 	}
 	oldURL := "http://127.0.0.1:" + strconv.Itoa(oldPort)
 	resp, rd := openStream(t, context.Background(), oldURL)
-	first := nextEvent(t, rd, 2*time.Second)
+	first := nextEvent(t, rd, waitLimit)
 
 	if err := srv.Reconfigure(Config{Port: newPort, MaxBodyBytes: 20}); err != nil {
 		t.Fatalf("Reconfigure: %v", err)
@@ -201,13 +196,7 @@ func TestReconfigureRebindsAndInFlightKeepsOldListener(t *testing.T) {
 	if got := string(first.Raw) + readAll(t, resp.Body); got != string(msg.SSE()) {
 		t.Errorf("in-flight stream broken by rebind: %q", got)
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for dial("127.0.0.1:"+strconv.Itoa(oldPort)) == nil {
-		if time.Now().After(deadline) {
-			t.Fatal("old listener still accepting after the rebind drained")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitFor(t, "old listener closed after the rebind drained", func() bool { return dial("127.0.0.1:"+strconv.Itoa(oldPort)) != nil })
 }
 
 func TestStartOnBusyPortFailsClearly(t *testing.T) {
