@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -26,16 +25,6 @@ func buildBinary(t *testing.T) string {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // isolatedEnv keeps the binary away from the developer's real config and keys.
@@ -98,7 +87,7 @@ func TestCLIChangesReachRunningInstance(t *testing.T) {
 	defer up.Close()
 	up.SetDefault(proxytest.Reply{Message: proxytest.TextMessage("", "hello from upstream")})
 	dataDir := t.TempDir()
-	port := freePort(t)
+	port := proxytest.FreePort(t)
 
 	instance := exec.Command(bin, "--headless", "--data-dir", dataDir, "--port", strconv.Itoa(port), "--ui-addr", "127.0.0.1:0")
 	instance.Env = isolatedEnv(t.TempDir())

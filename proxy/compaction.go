@@ -174,7 +174,7 @@ func (s *Server) compactRequest(ctx context.Context, c *compactor, ex *Exchange,
 	ex.SignatureRecoveries, ex.CrossModelDropped = res.Repair.Recovered(), res.Repair.CrossModel
 	switch {
 	case compact.IsSummaryFailure(err):
-		return res, newError(http.StatusBadRequest, errInvalidRequest, compact.SummaryFailedMessage+" ("+err.Error()+")")
+		return res, newError(http.StatusBadRequest, anthropic.InvalidRequestError, compact.SummaryFailedMessage+" ("+err.Error()+")")
 	case err != nil:
 		// The peek validated the JSON, so this is the engine's limit, not the
 		// client's fault: forward the request as it came.

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"longhaul/proxy/anthropic"
 	"longhaul/proxy/compact"
 	"longhaul/proxy/pool"
 	"longhaul/proxy/proxytest"
@@ -77,7 +78,7 @@ func TestLayer3FailureAnswers400(t *testing.T) {
 	body := readAll(t, resp.Body)
 	var e errorBody
 	if resp.StatusCode != http.StatusBadRequest || json.Unmarshal([]byte(body), &e) != nil ||
-		e.Error.Type != errInvalidRequest || !strings.Contains(e.Error.Message, "/compact") || !strings.Contains(e.Error.Message, "/clear") {
+		e.Error.Type != anthropic.InvalidRequestError || !strings.Contains(e.Error.Message, "/compact") || !strings.Contains(e.Error.Message, "/clear") {
 		t.Fatalf("status %d body %s; want 400 invalid_request_error suggesting /compact or /clear", resp.StatusCode, body)
 	}
 	if n := len(f.up.Requests()); n != 1 {

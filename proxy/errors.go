@@ -23,18 +23,6 @@ func newError(status int, typ, msg string) *Error {
 	return &Error{Status: status, Type: typ, Message: msg}
 }
 
-// Short names for the error types of proxy/anthropic the proxy answers with.
-const (
-	errInvalidRequest  = anthropic.InvalidRequestError
-	errAuthentication  = anthropic.AuthenticationError
-	errPermission      = anthropic.PermissionError
-	errNotFound        = anthropic.NotFoundError
-	errRequestTooLarge = anthropic.RequestTooLarge
-	errAPI             = anthropic.APIError
-	errOverloaded      = anthropic.OverloadedError
-	errTimeout         = anthropic.TimeoutError
-)
-
 func writeError(w http.ResponseWriter, e *Error) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")

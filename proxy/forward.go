@@ -150,7 +150,7 @@ func (s *Server) tryAccounts(w http.ResponseWriter, r *http.Request, cfg *Config
 // refuseNoAccount answers 503 when the pool has no account to try, saying why
 // (and until when, as Retry-After, when all are cooling down).
 func (s *Server) refuseNoAccount(w http.ResponseWriter, ex *Exchange, err error) {
-	e := newError(http.StatusServiceUnavailable, errOverloaded, err.Error())
+	e := newError(http.StatusServiceUnavailable, anthropic.OverloadedError, err.Error())
 	var na *pool.NoAccountError
 	if errors.As(err, &na) {
 		e.RetryAfter = na.RetryAfter
@@ -183,7 +183,7 @@ func (s *Server) answered(ex *Exchange, acct pool.Account, comp *compactor, out 
 func countUnsupported(f *upstreamFailure) bool {
 	switch f.status {
 	case http.StatusNotFound:
-		return !(f.errorType() == errNotFound && strings.Contains(strings.ToLower(f.message()), "model"))
+		return !(f.errorType() == anthropic.NotFoundError && strings.Contains(strings.ToLower(f.message()), "model"))
 	case http.StatusMethodNotAllowed, http.StatusNotImplemented:
 		return true
 	}
@@ -195,7 +195,7 @@ func countUnsupported(f *upstreamFailure) bool {
 func (s *Server) countLocally(w http.ResponseWriter, comp *compactor, ex *Exchange, body []byte) {
 	n, err := comp.pipe.Count(body, ex.Model, ex.SessionID)
 	if err != nil {
-		e := newError(http.StatusBadRequest, errInvalidRequest, "cannot count tokens: "+err.Error())
+		e := newError(http.StatusBadRequest, anthropic.InvalidRequestError, "cannot count tokens: "+err.Error())
 		s.finish(ex, e.Status, e)
 		writeError(w, e)
 		return
@@ -262,9 +262,9 @@ func (s *Server) finish(ex *Exchange, status int, e *Error) {
 // the upstream answered, 502 when it could not be reached.
 func (s *Server) passOn(w http.ResponseWriter, cfg *Config, ex *Exchange, f *upstreamFailure) {
 	if f.status == 0 {
-		e := newError(http.StatusBadGateway, errAPI, "upstream unreachable: "+f.message())
+		e := newError(http.StatusBadGateway, anthropic.APIError, "upstream unreachable: "+f.message())
 		if errors.Is(f.err, errFirstEventTimeout) {
-			e = newError(http.StatusGatewayTimeout, errTimeout, f.message())
+			e = newError(http.StatusGatewayTimeout, anthropic.TimeoutError, f.message())
 		}
 		s.finish(ex, e.Status, e)
 		writeError(w, e)
@@ -294,7 +294,7 @@ func (f *upstreamFailure) errorType() string {
 		return e.Type
 	}
 	if f.status == 0 {
-		return errAPI
+		return anthropic.APIError
 	}
 	return http.StatusText(f.status)
 }
@@ -396,7 +396,7 @@ func (s *Server) inbound(w http.ResponseWriter, r *http.Request, cfg *Config, ex
 // readBody buffers the request body within the limit (retries replay it)
 // and peeks at it while it arrives.
 func (s *Server) readBody(r *http.Request, limit int64) (*requestBody, anthropic.Peek, *Error) {
-	tooLarge := newError(http.StatusRequestEntityTooLarge, errRequestTooLarge,
+	tooLarge := newError(http.StatusRequestEntityTooLarge, anthropic.RequestTooLarge,
 		fmt.Sprintf("request body exceeds the proxy's limit of %d bytes (proxy.max_body_bytes)", limit))
 	if r.ContentLength > limit {
 		return nil, anthropic.Peek{}, tooLarge
@@ -429,7 +429,7 @@ func (s *Server) readBody(r *http.Request, limit int64) (*requestBody, anthropic
 		body.release()
 	}
 	if anthropic.IsSyntaxError(err) {
-		return nil, peek, newError(http.StatusBadRequest, errInvalidRequest, "malformed JSON request body: "+err.Error())
+		return nil, peek, newError(http.StatusBadRequest, anthropic.InvalidRequestError, "malformed JSON request body: "+err.Error())
 	}
 	return nil, peek, newError(statusClientClosed, "client_cancelled", err.Error())
 }

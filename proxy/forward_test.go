@@ -204,7 +204,7 @@ func TestMidStreamFailureBecomesErrorEvent(t *testing.T) {
 }
 
 func TestErrorsHaveAnthropicShape(t *testing.T) {
-	dead := pool.Account{ID: 7, BaseURL: "http://127.0.0.1:" + strconv.Itoa(freePort(t)), Secret: "sk-dead-0000000000", Enabled: true}
+	dead := pool.Account{ID: 7, BaseURL: "http://127.0.0.1:" + strconv.Itoa(proxytest.FreePort(t)), Secret: "sk-dead-0000000000", Enabled: true}
 	tests := []struct {
 		name       string
 		cfg        Config

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -166,17 +165,6 @@ func waitNoGoroutine(tb testing.TB, fn string) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-}
-
-// freePort returns a loopback port that was free a moment ago.
-func freePort(tb testing.TB) int {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 func streamRequest(model string) string {

@@ -150,9 +150,9 @@ func (s *Server) endStream(w http.ResponseWriter, rc *http.ResponseController, c
 		err = errors.New("upstream closed the stream before message_stop")
 	}
 	ex.StreamOutcome = "upstream_error"
-	ex.ErrorType, ex.ErrorMessage = errAPI, "upstream stream failed: "+err.Error()
+	ex.ErrorType, ex.ErrorMessage = anthropic.APIError, "upstream stream failed: "+err.Error()
 	s.log.Warn("upstream stream failed after the first byte", "id", ex.ID, "err", err)
-	s.writeFlush(w, rc, ex, sse.AppendEvent(nil, "error", anthropic.ErrorJSON(errAPI, ex.ErrorMessage))) //nolint:errcheck // nothing left to tell a gone client
+	s.writeFlush(w, rc, ex, sse.AppendEvent(nil, "error", anthropic.ErrorJSON(anthropic.APIError, ex.ErrorMessage))) //nolint:errcheck // nothing left to tell a gone client
 }
 
 // streamTap reads what the monitor and the signature cache need from events
@@ -207,7 +207,7 @@ func (s *Server) relayBody(ctx context.Context, w http.ResponseWriter, cfg *Conf
 		if ctx.Err() != nil && context.Cause(ctx) == context.Canceled {
 			ex.clientGone()
 		} else {
-			ex.ErrorType, ex.ErrorMessage = errAPI, fmt.Sprintf("upstream reply interrupted: %v", err)
+			ex.ErrorType, ex.ErrorMessage = anthropic.APIError, fmt.Sprintf("upstream reply interrupted: %v", err)
 			ex.abort = true
 		}
 		return nil, true

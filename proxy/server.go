@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"longhaul/proxy/anthropic"
 	"longhaul/proxy/compact"
 	"longhaul/proxy/pool"
 )
@@ -295,7 +296,7 @@ func (s *Server) routes() http.Handler {
 }
 
 func notFound(w http.ResponseWriter, r *http.Request) {
-	writeError(w, newError(http.StatusNotFound, errNotFound, fmt.Sprintf("%s %s is not a route of this proxy", r.Method, r.URL.Path)))
+	writeError(w, newError(http.StatusNotFound, anthropic.NotFoundError, fmt.Sprintf("%s %s is not a route of this proxy", r.Method, r.URL.Path)))
 }
 
 // uiPrefix is where the UI lives on the proxy's port.
@@ -350,7 +351,7 @@ func authorize(cfg *Config, r *http.Request) *Error {
 		}
 		host = strings.Trim(host, "[]")
 		if !IsLoopbackHost(host) {
-			return newError(http.StatusForbidden, errPermission, "requests must address the proxy by a loopback name (127.0.0.1 or localhost); set proxy.client_key to accept others")
+			return newError(http.StatusForbidden, anthropic.PermissionError, "requests must address the proxy by a loopback name (127.0.0.1 or localhost); set proxy.client_key to accept others")
 		}
 		return nil
 	}
@@ -362,7 +363,7 @@ func authorize(cfg *Config, r *http.Request) *Error {
 		}
 	}
 	if subtle.ConstantTimeCompare([]byte(got), []byte(cfg.ClientKey)) != 1 {
-		return newError(http.StatusUnauthorized, errAuthentication, "invalid or missing client key (send it as x-api-key, Authorization: Bearer, or as the Basic-auth password)")
+		return newError(http.StatusUnauthorized, anthropic.AuthenticationError, "invalid or missing client key (send it as x-api-key, Authorization: Bearer, or as the Basic-auth password)")
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"longhaul/proxy/anthropic"
 	"longhaul/proxy/pool"
 	"longhaul/proxy/proxytest"
 )
@@ -104,7 +105,7 @@ func dial(addr string) error {
 func TestStopStartStopWithRequestInFlight(t *testing.T) {
 	up := proxytest.NewUpstream()
 	defer up.Close()
-	port := freePort(t)
+	port := proxytest.FreePort(t)
 	srv, err := New(Config{Port: port}, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +161,7 @@ func TestStopStartStopWithRequestInFlight(t *testing.T) {
 func TestReconfigureRebindsAndInFlightKeepsOldListener(t *testing.T) {
 	up := proxytest.NewUpstream()
 	defer up.Close()
-	oldPort, newPort := freePort(t), freePort(t)
+	oldPort, newPort := proxytest.FreePort(t), proxytest.FreePort(t)
 	srv, err := New(Config{Port: oldPort, MaxBodyBytes: 1 << 20}, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -281,7 +282,7 @@ func TestUIOnTheProxyPort(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rec := get(t, srv.Handler(), "127.0.0.1:8045", "/longhaul/"); rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), errNotFound) {
+		if rec := get(t, srv.Handler(), "127.0.0.1:8045", "/longhaul/"); rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), anthropic.NotFoundError) {
 			t.Errorf("GET /longhaul/ without UI = %d %s; want the API's 404", rec.Code, rec.Body.String())
 		}
 	})

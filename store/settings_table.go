@@ -59,32 +59,30 @@ func (st *Store) SetSetting(ctx context.Context, key, value string) (Settings, e
 	if err != nil {
 		return Settings{}, err
 	}
+	v, err := f.parse(key, entry, value)
+	if err != nil {
+		return Settings{}, err
+	}
+	return st.editSettings(ctx, "set setting "+key, func(s *Settings) { f.set(s, entry, v) },
+		func(tx *sql.Tx, s *Settings) error { return st.putSetting(ctx, tx, f, s) })
+}
+
+// parse reads value as the setting's type, or as its map's element type for an entry.
+func (f settingField) parse(key, entry, value string) (reflect.Value, error) {
 	typ := f.typ
 	if entry != "" {
 		typ = typ.Elem()
 	}
-	v, err := parseSettingValue(key, typ, value)
-	if err != nil {
-		return Settings{}, err
+	return parseSettingValue(key, typ, value)
+}
+
+// set puts v into s: the whole value, or one entry of the map.
+func (f settingField) set(s *Settings, entry string, v reflect.Value) {
+	if entry != "" {
+		f.value(s).SetMapIndex(reflect.ValueOf(entry), v)
+		return
 	}
-	var out Settings
-	err = st.inTx(ctx, func(tx *sql.Tx) error {
-		s, err := st.loadSettings(ctx, tx)
-		if err != nil {
-			return err
-		}
-		if entry != "" {
-			f.value(&s).SetMapIndex(reflect.ValueOf(entry), v)
-		} else {
-			f.value(&s).Set(v)
-		}
-		if err := s.Validate(); err != nil {
-			return err
-		}
-		out = s
-		return st.putSetting(ctx, tx, f, &s)
-	})
-	return settingsResult(out, err, "set setting "+key)
+	f.value(s).Set(v)
 }
 
 // SaveSettings validates s and stores the keys whose value differs from the current effective
@@ -299,11 +297,7 @@ func (st *Store) SetSettings(ctx context.Context, values map[string]string) (Set
 			errs = append(errs, &ValidationError{Field: key, Message: err.Error()})
 			continue
 		}
-		typ := f.typ
-		if entry != "" {
-			typ = typ.Elem()
-		}
-		v, err := parseSettingValue(key, typ, values[key])
+		v, err := f.parse(key, entry, values[key])
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -313,36 +307,23 @@ func (st *Store) SetSettings(ctx context.Context, values map[string]string) (Set
 	if len(errs) > 0 {
 		return Settings{}, errors.Join(errs...)
 	}
-	var out Settings
-	err := st.inTx(ctx, func(tx *sql.Tx) error {
-		s, err := st.loadSettings(ctx, tx)
-		if err != nil {
-			return err
-		}
+	return st.editSettings(ctx, "set settings", func(s *Settings) {
 		for _, c := range changes {
-			if c.entry != "" {
-				c.f.value(&s).SetMapIndex(reflect.ValueOf(c.entry), c.v)
-			} else {
-				c.f.value(&s).Set(c.v)
-			}
+			c.f.set(s, c.entry, c.v)
 		}
-		if err := s.Validate(); err != nil {
-			return err
-		}
+	}, func(tx *sql.Tx, s *Settings) error {
 		var stored []string
 		for _, c := range changes {
 			if slices.Contains(stored, c.f.key) {
 				continue // two entries of one map: the map is stored once
 			}
 			stored = append(stored, c.f.key)
-			if err := st.putSetting(ctx, tx, c.f, &s); err != nil {
+			if err := st.putSetting(ctx, tx, c.f, s); err != nil {
 				return err
 			}
 		}
-		out = s
 		return nil
 	})
-	return settingsResult(out, err, "set settings")
 }
 
 // ResetSettings returns several keys to their defaults in one transaction. Unlike deleting the
@@ -367,38 +348,53 @@ func (st *Store) ResetSettings(ctx context.Context, keys []string) (Settings, er
 	if len(errs) > 0 {
 		return Settings{}, errors.Join(errs...)
 	}
+	def := DefaultSettings()
+	return st.editSettings(ctx, "reset settings", func(s *Settings) {
+		for _, r := range resets {
+			if r.entry == "" {
+				r.f.value(s).Set(r.f.value(&def))
+				continue
+			}
+			k := reflect.ValueOf(r.entry)
+			r.f.value(s).SetMapIndex(k, r.f.value(&def).MapIndex(k)) // a zero Value deletes it
+		}
+	}, func(tx *sql.Tx, s *Settings) error {
+		for _, r := range resets {
+			var err error
+			if reflect.DeepEqual(r.f.value(s).Interface(), r.f.value(&def).Interface()) {
+				err = st.deleteSetting(ctx, tx, r.f.key)
+			} else {
+				err = st.putSetting(ctx, tx, r.f, s)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// editSettings is the frame of a settings transaction: load the effective settings, edit them,
+// validate the result as a whole, save what changed. Nothing is written unless the result is
+// valid.
+func (st *Store) editSettings(ctx context.Context, action string, edit func(*Settings), save func(*sql.Tx, *Settings) error) (Settings, error) {
 	var out Settings
 	err := st.inTx(ctx, func(tx *sql.Tx) error {
 		s, err := st.loadSettings(ctx, tx)
 		if err != nil {
 			return err
 		}
-		def := DefaultSettings()
-		for _, r := range resets {
-			if r.entry == "" {
-				r.f.value(&s).Set(r.f.value(&def))
-				continue
-			}
-			k := reflect.ValueOf(r.entry)
-			r.f.value(&s).SetMapIndex(k, r.f.value(&def).MapIndex(k)) // a zero Value deletes it
-		}
+		edit(&s)
 		if err := s.Validate(); err != nil {
 			return err
 		}
-		for _, r := range resets {
-			if reflect.DeepEqual(r.f.value(&s).Interface(), r.f.value(&def).Interface()) {
-				err = st.deleteSetting(ctx, tx, r.f.key)
-			} else {
-				err = st.putSetting(ctx, tx, r.f, &s)
-			}
-			if err != nil {
-				return err
-			}
+		if err := save(tx, &s); err != nil {
+			return err
 		}
 		out = s
 		return nil
 	})
-	return settingsResult(out, err, "reset settings")
+	return settingsResult(out, err, action)
 }
 
 // settingsResult is the answer of a settings transaction: a *ValidationError as it is (it

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -45,7 +44,7 @@ func newFixture(t *testing.T, opts recorder.Options, configure ...func(*app.Deps
 	if f.srv, err = proxy.New(proxy.Config{}, proxy.Options{Observer: rec}); err != nil {
 		t.Fatal(err)
 	}
-	deps := app.Deps{Store: f.st, Proxy: f.srv, Recorder: rec, Version: "test", Overrides: app.Overrides{Port: freePort(t)}}
+	deps := app.Deps{Store: f.st, Proxy: f.srv, Recorder: rec, Version: "test", Overrides: app.Overrides{Port: proxytest.FreePort(t)}}
 	for _, c := range configure {
 		c(&deps)
 	}
@@ -71,16 +70,6 @@ func newFixture(t *testing.T, opts recorder.Options, configure ...func(*app.Deps
 		f.st.Close()
 	})
 	return f
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // do sends a request to the door and decodes a JSON object reply.
