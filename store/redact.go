@@ -2,6 +2,11 @@ package store
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/binary"
+	"net/url"
+	"slices"
+	"sync"
 )
 
 // Redact replaces key-shaped strings in b with a masked form before anything reaches the
@@ -185,4 +190,176 @@ func isTokenByte(c byte) bool {
 // isValueByte also admits the characters of base64 and JWT tokens.
 func isValueByte(c byte) bool {
 	return isTokenByte(c) || c == '.' || c == '~' || c == '+' || c == '/' || c == '='
+}
+
+// Redactor masks, besides the patterns Redact finds, the exact values of the secrets it knows
+// (account keys, the client key) and their base64 and URL-encoded forms: a key of any shape
+// is masked once it is configured. The Store owns one and refreshes what it knows whenever it
+// reads or writes accounts and settings. A nil *Redactor masks patterns only. It is safe for
+// concurrent use.
+type Redactor struct {
+	mu     sync.RWMutex
+	groups map[string][]string // secrets by source; replaced whole when the source is reread
+	known  *knownSet           // built from groups; nil when no secret is known
+}
+
+// Sources of known secrets.
+const (
+	knownAccounts  = "accounts"
+	knownClientKey = "client_key"
+	knownAdded     = "added" // written through this store since; kept until the process ends
+)
+
+// NewRedactor returns a Redactor that knows no secret yet.
+func NewRedactor() *Redactor { return &Redactor{groups: map[string][]string{}} }
+
+// minKnownSecret is the shortest secret masked by value: shorter ones would mask ordinary text.
+const minKnownSecret = 8
+
+func (r *Redactor) setKnown(group string, secrets []string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if slices.Equal(r.groups[group], secrets) {
+		return
+	}
+	r.groups[group] = slices.Clone(secrets)
+	r.known = newKnownSet(r.groups)
+}
+
+func (r *Redactor) addKnown(secret string) {
+	if r == nil || len(secret) < minKnownSecret {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if slices.Contains(r.groups[knownAdded], secret) {
+		return
+	}
+	r.groups[knownAdded] = append(r.groups[knownAdded], secret)
+	r.known = newKnownSet(r.groups)
+}
+
+// Redact masks known secrets and key-shaped strings in b. Like the function Redact it returns
+// b itself when nothing matched, else a new slice, and is idempotent.
+func (r *Redactor) Redact(b []byte) []byte {
+	if r != nil {
+		r.mu.RLock()
+		known := r.known
+		r.mu.RUnlock()
+		b = known.redact(b)
+	}
+	return Redact(b)
+}
+
+// RedactString is Redact for text fields.
+func (r *Redactor) RedactString(s string) string {
+	out := r.Redact([]byte(s))
+	if len(out) == len(s) && string(out) == s {
+		return s
+	}
+	return string(out)
+}
+
+// knownSet finds many fixed strings in one pass: a 4-byte window of the text is looked up in a
+// bit filter first, so a body with no secret in it costs one load and one bit test per byte
+// whatever the number of secrets (benchmarked in redact_test.go).
+type knownSet struct {
+	filter   [1 << 16 / 64]uint64
+	byPrefix map[uint32][]knownForm // longest first
+	shortest int
+}
+
+type knownForm struct {
+	text, masked []byte
+}
+
+func newKnownSet(groups map[string][]string) *knownSet {
+	ks := &knownSet{byPrefix: map[uint32][]knownForm{}}
+	seen := map[string]bool{}
+	for _, secrets := range groups {
+		for _, s := range secrets {
+			if len(s) < minKnownSecret {
+				continue
+			}
+			for _, f := range secretForms(s) {
+				if len(f.text) < minKnownSecret || seen[string(f.text)] {
+					continue
+				}
+				seen[string(f.text)] = true
+				p := binary.LittleEndian.Uint32(f.text)
+				h := filterSlot(p)
+				ks.filter[h/64] |= 1 << (h % 64)
+				ks.byPrefix[p] = append(ks.byPrefix[p], f)
+				if ks.shortest == 0 || len(f.text) < ks.shortest {
+					ks.shortest = len(f.text)
+				}
+			}
+		}
+	}
+	if len(seen) == 0 {
+		return nil
+	}
+	for _, forms := range ks.byPrefix {
+		slices.SortFunc(forms, func(a, b knownForm) int { return len(b.text) - len(a.text) })
+	}
+	return ks
+}
+
+func filterSlot(p uint32) uint32 { return (p * 2654435761) >> 16 }
+
+func (ks *knownSet) redact(b []byte) []byte {
+	if ks == nil || len(b) < ks.shortest {
+		return b
+	}
+	var out []byte
+	last := 0
+	for i := 0; i+ks.shortest <= len(b); i++ {
+		p := binary.LittleEndian.Uint32(b[i:])
+		if h := filterSlot(p); ks.filter[h/64]&(1<<(h%64)) == 0 {
+			continue
+		}
+		for _, f := range ks.byPrefix[p] {
+			if bytes.HasPrefix(b[i:], f.text) {
+				if out == nil {
+					out = make([]byte, 0, len(b))
+				}
+				out = append(append(out, b[last:i]...), f.masked...)
+				last = i + len(f.text)
+				i = last - 1
+				break
+			}
+		}
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[last:]...)
+}
+
+// secretForms lists how a secret may appear in text: as is, URL-encoded (query and path), and
+// base64 (standard and URL alphabets) at each of the three alignments it can have inside a
+// longer encoded string (the characters that also depend on neighbouring bytes are left out).
+func secretForms(s string) []knownForm {
+	raw := []byte(s)
+	forms := []knownForm{{raw, mask(raw, 0)}}
+	encoded := []byte("…[redacted]")
+	for _, e := range []string{url.QueryEscape(s), url.PathEscape(s)} {
+		if e != s {
+			forms = append(forms, knownForm{[]byte(e), encoded})
+		}
+	}
+	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+		for shift := 0; shift < 3; shift++ {
+			full := enc.EncodeToString(append(make([]byte, shift), raw...))
+			start := (shift*8 + 5) / 6        // first character made of secret bits only
+			end := (shift + len(raw)) * 8 / 6 // characters after it mix in what follows
+			if end-start >= minKnownSecret {
+				forms = append(forms, knownForm{[]byte(full[start:end]), encoded})
+			}
+		}
+	}
+	return forms
 }
