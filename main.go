@@ -28,6 +28,7 @@ import (
 	"longhaul/proxy"
 	"longhaul/proxy/compact"
 	"longhaul/store"
+	"longhaul/store/keychain"
 )
 
 //go:embed all:frontend/dist
@@ -239,5 +240,5 @@ func loadCalibration(ctx context.Context, st *store.Store) (*compact.Calibrator,
 }
 
 func openStore(ctx context.Context, dataDir string) (*store.Store, error) {
-	return store.Open(ctx, filepath.Join(dataDir, "longhaul.db"))
+	return store.Open(ctx, filepath.Join(dataDir, "longhaul.db"), store.WithKeychain(keychain.OS{Service: "longhaul"}))
 }
