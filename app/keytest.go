@@ -43,7 +43,8 @@ func (s *Accounts) Test(id int64) (KeyTest, error) {
 }
 
 // TestKey tests a key typed in the form before it is saved. With id > 0 and an empty key,
-// the stored key of that account is used (an edit form never holds the secret).
+// the stored key of that account is used (an edit form never holds the secret) — only
+// against the origin it was stored for; another origin is a "key" field error.
 func (s *Accounts) TestKey(id int64, in AccountInput) (KeyTest, error) {
 	a, ctx := s.app, s.ctx()
 	acct := store.Account{Kind: in.Kind, BaseURL: in.BaseURL, Secret: in.Key, Models: in.Models}
@@ -51,6 +52,10 @@ func (s *Accounts) TestKey(id int64, in AccountInput) (KeyTest, error) {
 		stored, err := a.store.Account(ctx, id)
 		if err != nil {
 			return KeyTest{}, err
+		}
+		// The stored key only ever goes to the origin it was stored for.
+		if !store.SameOrigin(stored.BaseURL, in.BaseURL) {
+			return KeyTest{}, FieldErrors{{Field: "key", Message: store.ErrSecretOriginChanged.Error()}}
 		}
 		acct.Secret = stored.Secret
 	}
