@@ -158,6 +158,7 @@ func (st *Store) putSetting(ctx context.Context, tx *sql.Tx, f settingField, s *
 			return err
 		}
 		v = column
+		st.redactor.addKnown(s.Proxy.ClientKey)
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
