@@ -111,7 +111,10 @@ func testKey(ctx context.Context, rt http.RoundTripper, acct store.Account, fall
 		return res
 	}
 	start := time.Now()
-	resp, err := (&http.Client{Transport: rt}).Do(req)
+	// Redirects are not followed: the client would carry x-api-key (a header it does not
+	// know to be secret) to wherever the Location points. The 3xx is the result.
+	noRedirects := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := (&http.Client{Transport: rt, CheckRedirect: noRedirects}).Do(req)
 	res.LatencyMs = time.Since(start).Milliseconds()
 	if err != nil {
 		var ue interface{ Unwrap() error }
