@@ -174,3 +174,19 @@ func TestKnownSetFindsWhatANaiveScanFinds(t *testing.T) {
 		}
 	}
 }
+
+func TestStoreRedactExchangeMasksKnownSecretsForTheLiveView(t *testing.T) {
+	ctx := context.Background()
+	st, _ := openTemp(t)
+	if _, err := st.AddAccount(ctx, Account{BaseURL: "https://upstream.example", Secret: oddSecret, Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	e := Exchange{ErrorMessage: "bad key " + oddSecret, Attempts: []Attempt{{Error: "401 " + oddSecret}}}
+	got := st.RedactExchange(e)
+	if strings.Contains(got.ErrorMessage+got.Attempts[0].Error, oddSecret) {
+		t.Errorf("RedactExchange() = %q / %q; want the secret masked", got.ErrorMessage, got.Attempts[0].Error)
+	}
+	if e.Attempts[0].Error != "401 "+oddSecret {
+		t.Error("RedactExchange modified the caller's attempts")
+	}
+}

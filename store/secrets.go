@@ -283,3 +283,11 @@ func MaskSecret(secret string) string {
 	}
 	return "…"
 }
+
+// RedactExchange is the package's RedactExchange with this store's known secrets masked too,
+// for views that show records before they are written (the live monitor).
+func (st *Store) RedactExchange(e Exchange) Exchange {
+	e.Attempts = append([]Attempt(nil), e.Attempts...)
+	redactExchange(&e, st.redactor)
+	return e
+}
