@@ -60,22 +60,22 @@ func (st *Store) SecretStorage() string {
 }
 
 // setUpKeychain probes the keychain given to Open and, if it answers, moves plaintext secrets
-// into it; otherwise it drops the keychain and says so in the log.
-func (st *Store) setUpKeychain(ctx context.Context) error {
+// into it; otherwise it drops the keychain and says so in the log. Neither keeps the store
+// from opening: secrets stay readable wherever they are.
+func (st *Store) setUpKeychain(ctx context.Context) {
 	if st.keychain == nil {
-		return nil // the caller chose the database (tests, or a build without a keychain)
+		return // the caller chose the database (tests, or a build without a keychain)
 	}
 	if err := probeKeychain(st.keychain); err != nil {
 		st.keychain = nil
 		st.logger().Warn("store: secrets are kept in the database file (mode 0600): no keychain answered", "err", err)
-		return nil
+		return
 	}
 	if err := st.moveSecretsToKeychain(ctx); err != nil {
 		// What moved stays moved; the rest stays readable in the database and the next
 		// start tries again.
 		st.logger().Warn("store: some secrets are still in the database file; moving them to the keychain will be retried at the next start", "err", err)
 	}
-	return nil
 }
 
 func probeKeychain(k Keychain) error {

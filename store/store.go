@@ -61,9 +61,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err := st.migrate(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("open store: %w", err), db.Close())
 	}
-	if err := st.setUpKeychain(ctx); err != nil {
-		return nil, errors.Join(fmt.Errorf("open store: %w", err), db.Close())
-	}
+	st.setUpKeychain(ctx)
 	// SQLite creates the -wal and -shm files with the database's mode, but a file left by an
 	// older version or another tool may be wider.
 	for _, suffix := range []string{"-wal", "-shm"} {

@@ -19,6 +19,12 @@ var ErrNotFound = errors.New("keychain: no such entry")
 // wants to show an unlock prompt nobody can see would otherwise block forever.
 var ErrTimeout = errors.New("keychain: no answer")
 
+// ErrNoSessionBus is returned on Linux and the BSDs when no session bus is known. go-keyring's
+// DBus library would then "autolaunch" one (dbus-launch): a session bus and a keyring daemon
+// that outlive the process, one more with each run — a headless server must get "no keychain"
+// instead.
+var ErrNoSessionBus = errors.New("keychain: no session bus (DBUS_SESSION_BUS_ADDRESS is unset)")
+
 // OS is the operating system's keychain. Entries live under Service, named by the caller.
 type OS struct {
 	// Service groups Longhaul's entries ("longhaul" if empty).
@@ -65,6 +71,9 @@ func (k OS) Delete(name string) error {
 // the call's goroutine is left to finish on its own when the OS answers or the bus connection
 // drops; the caller is not kept waiting.
 func (k OS) call(fn func() (string, error)) (string, error) {
+	if err := checkBus(); err != nil {
+		return "", err
+	}
 	timeout := k.Timeout
 	if timeout == 0 {
 		timeout = 10 * time.Second
