@@ -107,15 +107,18 @@ func TestStoredKeyIsNeverSentToAnotherOrigin(t *testing.T) {
 	id := int64(added["id"].(float64))
 	path := "/longhaul/v1/accounts/" + jsonNumber(id)
 
-	// 1. A key test of the stored key against another base URL.
-	status, v := call(t, f, "", http.MethodPost, "/longhaul/v1/accounts/test",
-		map[string]any{"id": id, "baseURL": attacker.URL, "kind": "anthropic"})
-	if status != http.StatusBadRequest || !strings.Contains(fieldError(v, "key"), "origin") {
-		t.Errorf("test stored key at another origin = %d %v; want 400 with a key field error about the origin", status, v)
+	// 1. A key test of the stored key against another base URL, plainly or dressed up as the
+	// real one (userinfo: "http://127.0.0.1:PORT@attacker").
+	for _, other := range []string{attacker.URL, f.up.URL + "@" + strings.TrimPrefix(attacker.URL, "http://"), strings.Replace(attacker.URL, "http://", "https://", 1)} {
+		code, v := call(t, f, "", http.MethodPost, "/longhaul/v1/accounts/test",
+			map[string]any{"id": id, "baseURL": other, "kind": "anthropic"})
+		if code != http.StatusBadRequest || !strings.Contains(fieldError(v, "key"), "origin") {
+			t.Errorf("test stored key at %s = %d %v; want 400 with a key field error about the origin", other, code, v)
+		}
 	}
 
 	// 2. An edit that moves the account to another origin and keeps the key.
-	status, v = call(t, f, "", http.MethodPut, path, app.AccountInput{Label: "real", BaseURL: attacker.URL + "/v1"})
+	status, v := call(t, f, "", http.MethodPut, path, app.AccountInput{Label: "real", BaseURL: attacker.URL + "/v1"})
 	if status != http.StatusBadRequest || !strings.Contains(fieldError(v, "key"), "origin") {
 		t.Errorf("move account to another origin without the key = %d %v; want 400 with a key field error", status, v)
 	}
@@ -139,6 +142,11 @@ func TestStoredKeyIsNeverSentToAnotherOrigin(t *testing.T) {
 	}
 	if got := f.up.LastRequest().Header.Get("x-api-key"); got != secret {
 		t.Errorf("the real upstream got key %q; want the stored one", store.MaskSecret(got))
+	}
+	// {"id": N} alone tests the account where it is.
+	status, v = call(t, f, "", http.MethodPost, "/longhaul/v1/accounts/test", map[string]any{"id": id})
+	if status != http.StatusOK || v["status"] != float64(http.StatusOK) {
+		t.Errorf("test stored account as it is = %d %v; want 200 from the real upstream", status, v)
 	}
 	// ... and another origin works once the key is given again: that key goes there, no other.
 	const other = "sk-ant-api03-a-key-meant-for-there-1111abcd"
