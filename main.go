@@ -28,6 +28,7 @@ import (
 	"longhaul/proxy"
 	"longhaul/proxy/compact"
 	"longhaul/store"
+	"longhaul/store/keychain"
 )
 
 //go:embed all:frontend/dist
@@ -112,7 +113,11 @@ func parseFlags(args []string) (o options, exit int, done bool) {
 
 // runCommand runs a CLI subcommand (app/cli) against the data dir.
 func runCommand(ctx context.Context, o options) int {
-	c := &cli.CLI{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, DataDir: o.dataDir, Open: openStore}
+	// The CLI's output is its answer: the store logs only errors there (`account list` says
+	// where keys are kept itself).
+	quiet := store.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
+	open := func(ctx context.Context, dataDir string) (*store.Store, error) { return openStore(ctx, dataDir, quiet) }
+	c := &cli.CLI{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, DataDir: o.dataDir, Open: open}
 	if err := c.Run(ctx, o.args); err != nil {
 		if !errors.Is(err, cli.ErrUsage) {
 			fmt.Fprintln(os.Stderr, "longhaul:", err)
@@ -238,6 +243,7 @@ func loadCalibration(ctx context.Context, st *store.Store) (*compact.Calibrator,
 	return cal, nil
 }
 
-func openStore(ctx context.Context, dataDir string) (*store.Store, error) {
-	return store.Open(ctx, filepath.Join(dataDir, "longhaul.db"))
+func openStore(ctx context.Context, dataDir string, opts ...store.Option) (*store.Store, error) {
+	opts = append([]store.Option{store.WithKeychain(keychain.OS{Service: "longhaul"})}, opts...)
+	return store.Open(ctx, filepath.Join(dataDir, "longhaul.db"), opts...)
 }

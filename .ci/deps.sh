@@ -23,6 +23,8 @@ packages=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev)
 if [ "$purpose" = test ]; then
   # A real browser for the UI test, a virtual display and session bus for the window test.
   packages+=(chromium xvfb xauth dbus dbus-x11 xdotool x11-utils imagemagick curl)
+  # A private Secret Service for the keychain tests (store/keychain/keychaintest).
+  packages+=(gnome-keyring)
   # The desktop smoke test closes the window as a window manager would (python3 + libX11).
   packages+=(python3)
   # ...and signs a release for the self-update run.

@@ -18,11 +18,14 @@ func (s *Accounts) List() ([]AccountView, error) { return s.app.accountViews(s.c
 // AccountView is an account as the UI shows it: the stored fields with the
 // secret masked, plus the proxy's live view (cooldowns, quota, usage).
 type AccountView struct {
-	ID             int64    `json:"id"`
-	Label          string   `json:"label"`
-	Kind           string   `json:"kind"`
-	BaseURL        string   `json:"baseURL"`
-	Key            string   `json:"key"` // masked: sk-…abcd
+	ID      int64  `json:"id"`
+	Label   string `json:"label"`
+	Kind    string `json:"kind"`
+	BaseURL string `json:"baseURL"`
+	Key     string `json:"key"` // masked: sk-…abcd
+	// SecretStorage says where the key is kept: "keychain" (the OS keychain) or "database"
+	// (the data dir's database file, mode 0600, when no keychain answered).
+	SecretStorage  string   `json:"secretStorage"`
 	Enabled        bool     `json:"enabled"`
 	DisabledReason string   `json:"disabledReason,omitempty"`
 	Models         []string `json:"models,omitempty"`
@@ -52,7 +55,7 @@ func (a *App) accountViews(ctx context.Context) ([]AccountView, error) {
 	out := make([]AccountView, 0, len(stored))
 	for _, s := range stored {
 		v := AccountView{
-			ID: s.ID, Label: s.Label, Kind: s.Kind, BaseURL: s.BaseURL, Key: s.MaskedSecret(),
+			ID: s.ID, Label: s.Label, Kind: s.Kind, BaseURL: s.BaseURL, Key: s.MaskedSecret(), SecretStorage: s.SecretStorage,
 			Enabled: s.Enabled, DisabledReason: s.DisabledReason, Models: s.Models, Priority: s.Priority, Weight: s.Weight,
 		}
 		if st, ok := live[s.ID]; ok {
@@ -112,7 +115,9 @@ func (s *Accounts) Add(in AccountInput) (AccountView, error) {
 	return a.accountChanged(ctx, added.ID)
 }
 
-// Update edits an account; an empty key keeps the stored secret.
+// Update edits an account; an empty key keeps the stored secret, but only on the same origin:
+// a base URL of another scheme, host or port needs the key again (a "key" field error), so a
+// stored key can never be redirected to another server.
 func (s *Accounts) Update(id int64, in AccountInput) (AccountView, error) {
 	a, ctx := s.app, s.ctx()
 	cur, err := a.store.Account(ctx, id)

@@ -43,7 +43,8 @@ func (s *Accounts) Test(id int64) (KeyTest, error) {
 }
 
 // TestKey tests a key typed in the form before it is saved. With id > 0 and an empty key,
-// the stored key of that account is used (an edit form never holds the secret).
+// the stored key of that account is used (an edit form never holds the secret) — only
+// against the origin it was stored for; another origin is a "key" field error.
 func (s *Accounts) TestKey(id int64, in AccountInput) (KeyTest, error) {
 	a, ctx := s.app, s.ctx()
 	acct := store.Account{Kind: in.Kind, BaseURL: in.BaseURL, Secret: in.Key, Models: in.Models}
@@ -51,6 +52,13 @@ func (s *Accounts) TestKey(id int64, in AccountInput) (KeyTest, error) {
 		stored, err := a.store.Account(ctx, id)
 		if err != nil {
 			return KeyTest{}, err
+		}
+		if strings.TrimSpace(acct.BaseURL) == "" {
+			acct.BaseURL = stored.BaseURL // {"id": N} alone tests the account as stored
+		}
+		// The stored key only ever goes to the origin it was stored for.
+		if !store.SameOrigin(stored.BaseURL, acct.BaseURL) {
+			return KeyTest{}, FieldErrors{{Field: "key", Message: store.ErrSecretOriginChanged.Error()}}
 		}
 		acct.Secret = stored.Secret
 	}
@@ -106,7 +114,10 @@ func testKey(ctx context.Context, rt http.RoundTripper, acct store.Account, fall
 		return res
 	}
 	start := time.Now()
-	resp, err := (&http.Client{Transport: rt}).Do(req)
+	// Redirects are not followed: the client would carry x-api-key (a header it does not
+	// know to be secret) to wherever the Location points. The 3xx is the result.
+	noRedirects := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := (&http.Client{Transport: rt, CheckRedirect: noRedirects}).Do(req)
 	res.LatencyMs = time.Since(start).Milliseconds()
 	if err != nil {
 		var ue interface{ Unwrap() error }

@@ -86,6 +86,7 @@ func (s *Settings) Get() (SettingsView, error) {
 }
 
 func (a *App) settingsView(s store.Settings) SettingsView {
+	s.Proxy.ClientKey = store.MaskSecret(s.Proxy.ClientKey) // the view never carries it in clear
 	v := SettingsView{Settings: s, Defaults: store.DefaultSettings(), Overrides: map[string]string{}, Keys: store.SettingKeys()}
 	if a.overrides.Port != 0 {
 		v.Overrides["proxy.port"] = strconv.Itoa(a.overrides.Port)
@@ -98,6 +99,10 @@ func (a *App) settingsView(s store.Settings) SettingsView {
 // and the status event carries the new address. Invalid values come back as FieldErrors
 // ("field: message" per line) and nothing is stored.
 func (s *Settings) Set(values map[string]any) (SettingsView, error) {
+	values, err := s.withoutMaskedClientKey(values)
+	if err != nil {
+		return SettingsView{}, err
+	}
 	if len(values) == 0 {
 		return s.Get()
 	}
@@ -110,6 +115,31 @@ func (s *Settings) Set(values map[string]any) (SettingsView, error) {
 		text[k] = string(b)
 	}
 	return s.applied(s.app.store.SetSettings(s.ctx(), text))
+}
+
+// withoutMaskedClientKey drops a client key that is the masked form of the current one (the
+// view sends back what it was given: the key is unchanged), and refuses any other masked
+// value, which would otherwise become the key.
+func (s *Settings) withoutMaskedClientKey(values map[string]any) (map[string]any, error) {
+	const key = "proxy.client_key"
+	v, ok := values[key].(string)
+	if !ok || !strings.Contains(v, "…") {
+		return values, nil
+	}
+	cur, err := s.app.store.Settings(s.ctx())
+	if err != nil {
+		return nil, err
+	}
+	if cur.Proxy.ClientKey == "" || v != store.MaskSecret(cur.Proxy.ClientKey) {
+		return nil, FieldErrors{{Field: key, Message: "looks like a masked key (…); enter the whole key, or leave the field unchanged"}}
+	}
+	rest := make(map[string]any, len(values)-1)
+	for k, x := range values {
+		if k != key {
+			rest[k] = x
+		}
+	}
+	return rest, nil
 }
 
 // Reset returns the given keys to their defaults and applies the result.

@@ -21,11 +21,13 @@ const (
 // Account is an upstream credential. Secret is tagged json:"-" so that an Account marshalled
 // into a log, an event or the UI never carries it; show MaskedSecret instead.
 type Account struct {
-	ID             int64     `json:"id"`
-	Label          string    `json:"label"`
-	Kind           string    `json:"kind"`
-	BaseURL        string    `json:"base_url"`
-	Secret         string    `json:"-"`
+	ID      int64  `json:"id"`
+	Label   string `json:"label"`
+	Kind    string `json:"kind"`
+	BaseURL string `json:"base_url"`
+	Secret  string `json:"-"`
+	// SecretStorage says where the secret is kept: SecretsInKeychain or SecretsInDatabase.
+	SecretStorage  string    `json:"secret_storage"`
 	Enabled        bool      `json:"enabled"`
 	DisabledReason string    `json:"disabled_reason"`
 	Models         []string  `json:"models"` // empty: all models
@@ -35,20 +37,8 @@ type Account struct {
 	UpdatedAt      time.Time `json:"updated_at"`
 }
 
-// MaskedSecret shows enough of the secret to tell keys apart ("sk-…abcd") and never more than
-// seven of its characters; short secrets show less, since 7 of 10 characters would give it away.
-func (a Account) MaskedSecret() string {
-	r := []rune(a.Secret)
-	switch {
-	case len(r) == 0:
-		return ""
-	case len(r) >= 16:
-		return string(r[:3]) + "…" + string(r[len(r)-4:])
-	case len(r) >= 8:
-		return "…" + string(r[len(r)-2:])
-	}
-	return "…"
-}
+// MaskedSecret is MaskSecret of the account's secret.
+func (a Account) MaskedSecret() string { return MaskSecret(a.Secret) }
 
 // normalize fills defaults and checks a to be stored. Messages never quote the secret or the
 // URL (which may carry credentials).
@@ -79,6 +69,9 @@ func (a *Account) normalize(requireSecret bool) error {
 	if requireSecret && a.Secret == "" {
 		return &ValidationError{Field: "secret", Message: "must not be empty"}
 	}
+	if err := rejectRef("secret", a.Secret); err != nil {
+		return err
+	}
 	if a.Weight < 0 {
 		return &ValidationError{Field: "weight", Message: "must not be negative"}
 	}
@@ -102,11 +95,17 @@ func (st *Store) AddAccount(ctx context.Context, a Account) (Account, error) {
 	}
 	now := st.Now().UTC()
 	a.CreatedAt, a.UpdatedAt = now, now
+	// The keychain entry is written first: a crash before the row commits leaves an unused
+	// entry, never a row whose secret is nowhere.
+	column, err := st.putSecret("account", a.Secret)
+	if err != nil {
+		return Account{}, fmt.Errorf("add account: %w", err)
+	}
 	err = st.inTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO accounts
 			(label, kind, base_url, secret, enabled, disabled_reason, models, priority, weight, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			a.Label, a.Kind, a.BaseURL, a.Secret, a.Enabled, a.DisabledReason, string(models),
+			a.Label, a.Kind, a.BaseURL, column, a.Enabled, a.DisabledReason, string(models),
 			a.Priority, a.Weight, formatTime(now), formatTime(now))
 		if err != nil {
 			return err
@@ -115,8 +114,11 @@ func (st *Store) AddAccount(ctx context.Context, a Account) (Account, error) {
 		return err
 	})
 	if err != nil {
+		st.dropSecret(column)
 		return Account{}, fmt.Errorf("add account: %w", err)
 	}
+	a.SecretStorage = st.SecretStorage()
+	st.redactor.addKnown(a.Secret)
 	return a, nil
 }
 
@@ -140,6 +142,14 @@ func (st *Store) Accounts(ctx context.Context) ([]Account, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list accounts: %w", err)
 	}
+	known := make([]string, 0, len(accounts))
+	for i := range accounts {
+		st.resolveAccount(&accounts[i])
+		known = append(known, accounts[i].Secret)
+	}
+	// Every reload of the accounts (the app's, after any change, by any process) refreshes
+	// the secrets that redaction masks by value.
+	st.redactor.setKnown(knownAccounts, known)
 	return accounts, nil
 }
 
@@ -152,11 +162,16 @@ func (st *Store) Account(ctx context.Context, id int64) (Account, error) {
 	if err != nil {
 		return Account{}, fmt.Errorf("get account %d: %w", id, err)
 	}
+	st.resolveAccount(&a)
 	return a, nil
 }
 
 // UpdateAccount stores every field of a except ID and CreatedAt. An empty Secret keeps the stored
 // one, so an edit form never needs to hold the secret.
+//
+// A stored secret is bound to the origin (scheme://host:port) of the base URL it was stored
+// with: changing the origin with an empty Secret is refused with a *ValidationError on
+// "secret", so that nobody can redirect a stored key to a server of their choosing.
 func (st *Store) UpdateAccount(ctx context.Context, a Account) error {
 	if err := a.normalize(false); err != nil {
 		return fmt.Errorf("update account %d: %w", a.ID, err)
@@ -165,18 +180,72 @@ func (st *Store) UpdateAccount(ctx context.Context, a Account) error {
 	if err != nil {
 		return fmt.Errorf("update account %d: %w", a.ID, err)
 	}
+	column, err := st.putSecret("account", a.Secret)
+	if err != nil {
+		return fmt.Errorf("update account %d: %w", a.ID, err)
+	}
+	var old string
 	err = st.inTx(ctx, func(tx *sql.Tx) error {
+		var oldURL string
+		err := tx.QueryRowContext(ctx, `SELECT base_url, secret FROM accounts WHERE id = ?`, a.ID).Scan(&oldURL, &old)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if a.Secret == "" && !SameOrigin(oldURL, a.BaseURL) {
+			return &ValidationError{Field: "secret", Message: ErrSecretOriginChanged.Error()}
+		}
 		res, err := tx.ExecContext(ctx, `UPDATE accounts SET label = ?, kind = ?, base_url = ?,
 			secret = CASE WHEN ? = '' THEN secret ELSE ? END, enabled = ?, disabled_reason = ?,
 			models = ?, priority = ?, weight = ?, updated_at = ? WHERE id = ?`,
-			a.Label, a.Kind, a.BaseURL, a.Secret, a.Secret, a.Enabled, a.DisabledReason,
+			a.Label, a.Kind, a.BaseURL, column, column, a.Enabled, a.DisabledReason,
 			string(models), a.Priority, a.Weight, st.now(), a.ID)
 		return requireRow(res, err)
 	})
 	if err != nil {
+		st.dropSecret(column)
 		return fmt.Errorf("update account %d: %w", a.ID, err)
 	}
+	if a.Secret != "" {
+		st.dropSecret(old)
+		st.redactor.addKnown(a.Secret)
+	}
 	return nil
+}
+
+// ErrSecretOriginChanged is the message of the refusal to send a stored secret to another
+// origin than the one it was stored for.
+var ErrSecretOriginChanged = errors.New("the base URL's origin changed: enter the key again to use it there")
+
+// SameOrigin reports whether two base URLs share scheme, host and port (a default port
+// written out or not), the unit a stored secret is bound to. Unparsable URLs are never the
+// same origin.
+func SameOrigin(a, b string) bool {
+	oa, okA := origin(a)
+	ob, okB := origin(b)
+	return okA && okB && oa == ob
+}
+
+func origin(raw string) (string, bool) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Host == "" || u.Opaque != "" {
+		return "", false
+	}
+	scheme := strings.ToLower(u.Scheme)
+	port := u.Port()
+	if port == "" {
+		switch scheme {
+		case "http":
+			port = "80"
+		case "https":
+			port = "443"
+		default:
+			return "", false
+		}
+	}
+	return scheme + "://" + strings.ToLower(u.Hostname()) + ":" + port, true
 }
 
 // SetAccountEnabled enables or disables an account; reason says why it was disabled (shown in
@@ -198,13 +267,22 @@ func (st *Store) SetAccountEnabled(ctx context.Context, id int64, enabled bool, 
 
 // DeleteAccount removes an account, or returns an error wrapping ErrNotFound.
 func (st *Store) DeleteAccount(ctx context.Context, id int64) error {
+	var old string
 	err := st.inTx(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `SELECT secret FROM accounts WHERE id = ?`, id).Scan(&old)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM accounts WHERE id = ?`, id)
 		return requireRow(res, err)
 	})
 	if err != nil {
 		return fmt.Errorf("delete account %d: %w", id, err)
 	}
+	st.dropSecret(old)
 	return nil
 }
 
@@ -244,6 +322,17 @@ func scanAccount(row interface{ Scan(...any) error }) (Account, error) {
 		return Account{}, fmt.Errorf("account %d: updated_at: %w", a.ID, err)
 	}
 	return a, nil
+}
+
+// resolveAccount replaces a keychain reference in a.Secret with the secret. An unreadable
+// entry leaves the secret empty (the account then fails upstream with a clear 401 and is
+// disabled) and is logged, rather than keeping every other account from loading.
+func (st *Store) resolveAccount(a *Account) {
+	secret, storage, err := st.resolveSecret(a.Secret)
+	a.Secret, a.SecretStorage = secret, storage
+	if err != nil {
+		st.logger().Warn("store: cannot read an account's secret from the keychain", "account", a.ID, "err", err)
+	}
 }
 
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

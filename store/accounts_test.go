@@ -21,7 +21,7 @@ func TestAccountsCRUD(t *testing.T) {
 		t.Fatalf("AddAccount() = %v", err)
 	}
 	want := Account{ID: a.ID, Label: "work", Kind: KindAnthropic, BaseURL: "https://api.anthropic.com", Secret: testSecret,
-		Enabled: true, Models: []string{}, Weight: 1, CreatedAt: testNow, UpdatedAt: testNow}
+		Enabled: true, Models: []string{}, Weight: 1, CreatedAt: testNow, UpdatedAt: testNow, SecretStorage: SecretsInDatabase}
 	if !reflect.DeepEqual(a, want) {
 		t.Errorf("AddAccount() = %+v; want %+v", a, want)
 	}

@@ -124,17 +124,18 @@ func fromNanos(ns int64) time.Time {
 // views that show records before they are written (the live monitor).
 func RedactExchange(e Exchange) Exchange {
 	e.Attempts = append([]Attempt(nil), e.Attempts...)
-	redactExchange(&e)
+	redactExchange(&e, nil)
 	return e
 }
 
-// redactExchange masks secrets in every text field a client or upstream controls.
-func redactExchange(e *Exchange) {
+// redactExchange masks secrets in every text field a client or upstream controls: patterns,
+// and the secrets r knows (a nil r knows none).
+func redactExchange(e *Exchange, r *Redactor) {
 	for _, f := range []*string{&e.Path, &e.UserAgent, &e.AccountName, &e.SessionID, &e.Model, &e.ModelSent, &e.ErrorType, &e.ErrorMessage, &e.StopReason} {
-		*f = RedactString(*f)
+		*f = r.RedactString(*f)
 	}
 	for i := range e.Attempts {
-		e.Attempts[i].Error = RedactString(e.Attempts[i].Error)
+		e.Attempts[i].Error = r.RedactString(e.Attempts[i].Error)
 	}
 }
 
@@ -189,6 +190,7 @@ func (st *Store) WriteExchanges(ctx context.Context, batch []Exchange) error {
 		return fmt.Errorf("write exchanges: %w", err)
 	}
 	defer w.close()
+	w.redactor = st.redactor
 	for i := range batch {
 		if err := w.write(ctx, batch[i]); err != nil {
 			return fmt.Errorf("write exchange %s: %w", batch[i].ID, err)
@@ -202,6 +204,7 @@ func (st *Store) WriteExchanges(ctx context.Context, batch []Exchange) error {
 
 type exchangeWriter struct {
 	upsert, attempt, step, body *sql.Stmt
+	redactor                    *Redactor // the store's; nil masks patterns only
 }
 
 func prepareWriter(ctx context.Context, tx *sql.Tx) (*exchangeWriter, error) {
@@ -236,7 +239,7 @@ func (w *exchangeWriter) close() {
 
 func (w *exchangeWriter) write(ctx context.Context, e Exchange) error {
 	e.Attempts = append([]Attempt(nil), e.Attempts...) // redaction must not touch the caller's
-	redactExchange(&e)
+	redactExchange(&e, w.redactor)
 	hasBodies := !e.Bodies.empty()
 	toolIDs, err := json.Marshal(nonNil(e.ToolUseIDs))
 	if err != nil {
@@ -281,7 +284,7 @@ func (w *exchangeWriter) write(ctx context.Context, e Exchange) error {
 		if text == "" {
 			continue
 		}
-		if blobs[i], err = compress(Redact([]byte(text))); err != nil {
+		if blobs[i], err = compress(w.redactor.Redact([]byte(text))); err != nil {
 			return fmt.Errorf("compress body: %w", err)
 		}
 	}

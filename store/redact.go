@@ -2,6 +2,11 @@ package store
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/binary"
+	"net/url"
+	"slices"
+	"sync"
 )
 
 // Redact replaces key-shaped strings in b with a masked form before anything reaches the
@@ -185,4 +190,199 @@ func isTokenByte(c byte) bool {
 // isValueByte also admits the characters of base64 and JWT tokens.
 func isValueByte(c byte) bool {
 	return isTokenByte(c) || c == '.' || c == '~' || c == '+' || c == '/' || c == '='
+}
+
+// Redactor masks, besides the patterns Redact finds, the exact values of the secrets it knows
+// (account keys, the client key) and their base64 and URL-encoded forms: a key of any shape
+// is masked once it is configured. The Store owns one and refreshes what it knows whenever it
+// reads or writes accounts and settings. A nil *Redactor masks patterns only. It is safe for
+// concurrent use.
+type Redactor struct {
+	mu     sync.RWMutex
+	groups map[string][]string // secrets by source; replaced whole when the source is reread
+	known  *knownSet           // built from groups; nil when no secret is known
+}
+
+// Sources of known secrets.
+const (
+	knownAccounts  = "accounts"
+	knownClientKey = "client_key"
+	knownAdded     = "added" // written through this store since; kept until the process ends
+)
+
+// NewRedactor returns a Redactor that knows no secret yet.
+func NewRedactor() *Redactor { return &Redactor{groups: map[string][]string{}} }
+
+// minKnownSecret is the shortest secret masked by value: shorter ones would mask ordinary text.
+const minKnownSecret = 8
+
+func (r *Redactor) setKnown(group string, secrets []string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if slices.Equal(r.groups[group], secrets) {
+		return
+	}
+	r.groups[group] = slices.Clone(secrets)
+	r.known = newKnownSet(r.groups)
+}
+
+func (r *Redactor) addKnown(secret string) {
+	if r == nil || len(secret) < minKnownSecret {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if slices.Contains(r.groups[knownAdded], secret) {
+		return
+	}
+	r.groups[knownAdded] = append(r.groups[knownAdded], secret)
+	r.known = newKnownSet(r.groups)
+}
+
+// Redact masks known secrets and key-shaped strings in b. Like the function Redact it returns
+// b itself when nothing matched, else a new slice, and is idempotent.
+func (r *Redactor) Redact(b []byte) []byte {
+	if r != nil {
+		r.mu.RLock()
+		known := r.known
+		r.mu.RUnlock()
+		b = known.redact(b)
+	}
+	return Redact(b)
+}
+
+// RedactString is Redact for text fields.
+func (r *Redactor) RedactString(s string) string {
+	out := r.Redact([]byte(s))
+	if len(out) == len(s) && string(out) == s {
+		return s
+	}
+	return string(out)
+}
+
+// knownSet finds many fixed strings in one pass. Every form is at least minKnownSecret (8)
+// bytes long, so wherever one occurs, one of its first four 4-byte windows starts at a
+// position divisible by 4: the scan looks only at those positions (a quarter of the text),
+// each first in a bit set of byte pairs, then in a bit filter of window hashes, and only on a
+// hit in the table of windows. A body with no secret costs about one bit test per four bytes
+// whatever the number of secrets (BenchmarkRedact).
+type knownSet struct {
+	pairs    [1 << 16 / 64]uint64     // first two bytes of an indexed window
+	filter   [1 << 16 / 64]uint64     // hash of an indexed window
+	byWindow map[uint32][]knownWindow // earliest start first, then longest form
+	shortest int
+}
+
+type knownForm struct {
+	text, masked []byte
+}
+
+// knownWindow is a form seen through one of its first four windows, at offset into it.
+type knownWindow struct {
+	form   knownForm
+	offset int
+}
+
+func newKnownSet(groups map[string][]string) *knownSet {
+	ks := &knownSet{byWindow: map[uint32][]knownWindow{}}
+	seen := map[string]bool{}
+	for _, secrets := range groups {
+		for _, s := range secrets {
+			if len(s) < minKnownSecret {
+				continue
+			}
+			for _, f := range secretForms(s) {
+				if len(f.text) < minKnownSecret || seen[string(f.text)] {
+					continue
+				}
+				seen[string(f.text)] = true
+				for off := 0; off < 4; off++ {
+					w := binary.LittleEndian.Uint32(f.text[off:])
+					h, pair := filterSlot(w), w&0xffff
+					ks.filter[h/64] |= 1 << (h % 64)
+					ks.pairs[pair/64] |= 1 << (pair % 64)
+					ks.byWindow[w] = append(ks.byWindow[w], knownWindow{f, off})
+				}
+				if ks.shortest == 0 || len(f.text) < ks.shortest {
+					ks.shortest = len(f.text)
+				}
+			}
+		}
+	}
+	if len(seen) == 0 {
+		return nil
+	}
+	for _, ws := range ks.byWindow {
+		slices.SortFunc(ws, func(a, b knownWindow) int {
+			if a.offset != b.offset {
+				return b.offset - a.offset // a larger offset starts earlier in the text
+			}
+			return len(b.form.text) - len(a.form.text)
+		})
+	}
+	return ks
+}
+
+func filterSlot(w uint32) uint32 { return (w * 2654435761) >> 16 }
+
+func (ks *knownSet) redact(b []byte) []byte {
+	if ks == nil || len(b) < ks.shortest {
+		return b
+	}
+	var out []byte
+	last := 0 // b[last:] is not yet copied to out; matches never start before it
+	for i := 0; i+4 <= len(b); i += 4 {
+		if pair := uint32(b[i]) | uint32(b[i+1])<<8; ks.pairs[pair/64]&(1<<(pair%64)) == 0 {
+			continue
+		}
+		w := binary.LittleEndian.Uint32(b[i:])
+		if h := filterSlot(w); ks.filter[h/64]&(1<<(h%64)) == 0 {
+			continue
+		}
+		for _, c := range ks.byWindow[w] {
+			start := i - c.offset
+			if start < last || !bytes.HasPrefix(b[start:], c.form.text) {
+				continue
+			}
+			if out == nil {
+				out = make([]byte, 0, len(b))
+			}
+			out = append(append(out, b[last:start]...), c.form.masked...)
+			last = start + len(c.form.text)
+			i = (last+3)/4*4 - 4 // continue at the first aligned position at or after last
+			break
+		}
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[last:]...)
+}
+
+// secretForms lists how a secret may appear in text: as is, URL-encoded (query and path), and
+// base64 (standard and URL alphabets) at each of the three alignments it can have inside a
+// longer encoded string (the characters that also depend on neighbouring bytes are left out).
+func secretForms(s string) []knownForm {
+	raw := []byte(s)
+	forms := []knownForm{{raw, mask(raw, 0)}}
+	encoded := []byte("…[redacted]")
+	for _, e := range []string{url.QueryEscape(s), url.PathEscape(s)} {
+		if e != s {
+			forms = append(forms, knownForm{[]byte(e), encoded})
+		}
+	}
+	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+		for shift := 0; shift < 3; shift++ {
+			full := enc.EncodeToString(append(make([]byte, shift), raw...))
+			start := (shift*8 + 5) / 6        // first character made of secret bits only
+			end := (shift + len(raw)) * 8 / 6 // characters after it mix in what follows
+			if end-start >= minKnownSecret {
+				forms = append(forms, knownForm{[]byte(full[start:end]), encoded})
+			}
+		}
+	}
+	return forms
 }

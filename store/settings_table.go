@@ -92,7 +92,7 @@ func (st *Store) SaveSettings(ctx context.Context, s Settings) error {
 	if err := s.Validate(); err != nil {
 		return fmt.Errorf("save settings: %w", err)
 	}
-	err := st.inTx(ctx, func(tx *sql.Tx) error {
+	err := st.settingsTx(ctx, func(tx *sql.Tx) error {
 		cur, err := st.loadSettings(ctx, tx)
 		if err != nil {
 			return err
@@ -121,7 +121,7 @@ func (st *Store) ResetSetting(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	err = st.inTx(ctx, func(tx *sql.Tx) error {
+	err = st.settingsTx(ctx, func(tx *sql.Tx) error {
 		if entry == "" {
 			return st.deleteSetting(ctx, tx, f.key)
 		}
@@ -147,7 +147,20 @@ func (st *Store) ResetSetting(ctx context.Context, key string) error {
 }
 
 func (st *Store) putSetting(ctx context.Context, tx *sql.Tx, f settingField, s *Settings) error {
-	b, err := json.Marshal(f.value(s).Interface())
+	v := f.value(s).Interface()
+	if f.key == clientKeySetting {
+		// The client key goes to the keychain (when there is one); the row keeps the reference.
+		if err := rejectRef(clientKeySetting, s.Proxy.ClientKey); err != nil {
+			return err
+		}
+		column, err := st.putSecret("client-key", s.Proxy.ClientKey)
+		if err != nil {
+			return err
+		}
+		v = column
+		st.redactor.addKnown(s.Proxy.ClientKey)
+	}
+	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
@@ -184,7 +197,61 @@ func (st *Store) loadSettings(ctx context.Context, q queryer) (Settings, error) 
 	for _, p := range problems {
 		st.logger().Warn("store: ignoring stored setting", "key", p.key, "err", p.err)
 	}
+	st.resolveClientKey(&s)
 	return s, nil
+}
+
+// resolveClientKey replaces a keychain reference in the client key with the key. An
+// unreadable entry fails closed: the key becomes a random value nobody knows, so the proxy
+// refuses every client until the key is set again, rather than accepting anyone.
+func (st *Store) resolveClientKey(s *Settings) {
+	key, _, err := st.resolveSecret(s.Proxy.ClientKey)
+	if err != nil {
+		st.logger().Error("store: cannot read proxy.client_key from the keychain; clients are refused until it is set again", "err", err)
+		key = "unreadable-" + randomHex(32)
+	}
+	s.Proxy.ClientKey = key
+	st.redactor.setKnown(knownClientKey, []string{key})
+}
+
+// settingsTx is inTx for a settings change. The client key's keychain entry follows the row:
+// a replaced entry is deleted once the change committed, and one written by a change that did
+// not commit is deleted again.
+func (st *Store) settingsTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	var before, after string
+	err := st.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if before, err = rawClientKey(ctx, tx); err != nil {
+			return err
+		}
+		fnErr := fn(tx)
+		after, err = rawClientKey(ctx, tx)
+		return errors.Join(fnErr, err)
+	})
+	switch {
+	case before == after:
+	case err == nil:
+		st.dropSecret(before)
+	default:
+		st.dropSecret(after)
+	}
+	return err
+}
+
+// rawClientKey is the client key's row as stored: the key, a keychain reference, or "".
+func rawClientKey(ctx context.Context, tx *sql.Tx) (string, error) {
+	var value, key string
+	err := tx.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, clientKeySetting).Scan(&value)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if json.Unmarshal([]byte(value), &key) != nil {
+		return "", nil // unreadable rows are skipped by loadSettings
+	}
+	return key, nil
 }
 
 type settingProblem struct {
@@ -379,7 +446,7 @@ func (st *Store) ResetSettings(ctx context.Context, keys []string) (Settings, er
 // valid.
 func (st *Store) editSettings(ctx context.Context, action string, edit func(*Settings), save func(*sql.Tx, *Settings) error) (Settings, error) {
 	var out Settings
-	err := st.inTx(ctx, func(tx *sql.Tx) error {
+	err := st.settingsTx(ctx, func(tx *sql.Tx) error {
 		s, err := st.loadSettings(ctx, tx)
 		if err != nil {
 			return err

@@ -34,12 +34,15 @@ type Store struct {
 	// Logger receives warnings such as ignored corrupt settings. If nil, slog.Default() is used.
 	Logger *slog.Logger
 
-	db *sql.DB
+	db       *sql.DB
+	keychain Keychain  // nil: secrets are kept in the database (SecretStorage)
+	redactor *Redactor // masks patterns and this store's known secrets in stored text
 }
 
 // Open opens (creating if needed) the database at path and brings its schema up to date.
-// The parent directory is created 0700 and the file kept at 0600, because it holds secrets.
-func Open(ctx context.Context, path string) (*Store, error) {
+// The parent directory is created 0700 and the file kept at 0600 (its -wal and -shm files
+// too), because it holds secrets unless a keychain keeps them (WithKeychain).
+func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err := prepareFile(path); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
@@ -51,9 +54,20 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	st := &Store{Now: time.Now, db: db}
+	st := &Store{Now: time.Now, db: db, redactor: NewRedactor()}
+	for _, o := range opts {
+		o(st)
+	}
 	if err := st.migrate(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("open store: %w", err), db.Close())
+	}
+	st.setUpKeychain(ctx)
+	// SQLite creates the -wal and -shm files with the database's mode, but a file left by an
+	// older version or another tool may be wider.
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if err := narrowMode(path + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, errors.Join(fmt.Errorf("open store: %w", err), db.Close())
+		}
 	}
 	return st, nil
 }
@@ -87,6 +101,11 @@ func prepareFile(path string) error {
 	if !errors.Is(err, fs.ErrExist) {
 		return err
 	}
+	return narrowMode(path)
+}
+
+// narrowMode makes a group/world readable file 0600.
+func narrowMode(path string) error {
 	info, err := os.Stat(path)
 	if err != nil {
 		return err

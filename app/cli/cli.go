@@ -37,7 +37,7 @@ const usage = `usage:
   longhaul account rm ID
   longhaul account enable ID | account disable ID
   longhaul settings get [KEY]
-  longhaul settings set KEY VALUE
+  longhaul settings set KEY VALUE|-   (- reads the value from stdin, e.g. proxy.client_key)
   longhaul settings reset KEY
   longhaul history export [--since RFC3339] [--session ID]   (JSON Lines to stdout)
 Every subcommand accepts --data-dir DIR.`
@@ -96,11 +96,10 @@ func (c *CLI) accountAdd(fs *flag.FlagSet) action {
 	return func(ctx context.Context, st *store.Store, _ []string) error {
 		secret := *key
 		if secret == "-" {
-			line, err := bufio.NewReader(c.Stdin).ReadString('\n')
-			if err != nil && line == "" {
-				return fmt.Errorf("read key from stdin: %w", err)
+			var err error
+			if secret, err = c.readLine("key"); err != nil {
+				return err
 			}
-			secret = strings.TrimSpace(line)
 		}
 		if secret == "" {
 			return errors.New("--key is required")
@@ -120,7 +119,7 @@ func (c *CLI) accountList(ctx context.Context, st *store.Store, _ []string) erro
 		return err
 	}
 	tw := tabwriter.NewWriter(c.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tLABEL\tKIND\tBASE URL\tKEY\tSTATUS")
+	fmt.Fprintln(tw, "ID\tLABEL\tKIND\tBASE URL\tKEY\tKEY STORED IN\tSTATUS")
 	for _, a := range accounts {
 		status := "enabled"
 		if !a.Enabled {
@@ -129,9 +128,41 @@ func (c *CLI) accountList(ctx context.Context, st *store.Store, _ []string) erro
 				status += ": " + a.DisabledReason
 			}
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.Label, a.Kind, a.BaseURL, a.MaskedSecret(), status)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.Label, a.Kind, a.BaseURL, a.MaskedSecret(), storedIn(a.SecretStorage), status)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if st.SecretStorage() == store.SecretsInDatabase {
+		fmt.Fprintln(c.Stderr, "note: no OS keychain answered; secrets are kept in the database file (mode 0600)")
+	}
+	return nil
+}
+
+// storedIn names where a secret is kept, plainly.
+func storedIn(storage string) string {
+	if storage == store.SecretsInKeychain {
+		return "OS keychain"
+	}
+	return "database file"
+}
+
+// readLine reads one line (what) from stdin: secrets given as "-" stay out of the shell's
+// history and the process list.
+func (c *CLI) readLine(what string) (string, error) {
+	line, err := bufio.NewReader(c.Stdin).ReadString('\n')
+	if err != nil && line == "" {
+		return "", fmt.Errorf("read %s from stdin: %w", what, err)
+	}
+	return strings.TrimSpace(line), nil
+}
+
+// shown is a setting's value as the CLI prints it: secrets masked.
+func shown(key, value string) string {
+	if key == "proxy.client_key" {
+		return store.MaskSecret(value)
+	}
+	return value
 }
 
 // accountChange is `account rm|enable|disable ID`.
@@ -172,9 +203,9 @@ func (c *CLI) settingsGet(ctx context.Context, st *store.Store, rest []string) e
 			return err
 		}
 		if len(rest) == 1 {
-			fmt.Fprintln(c.Stdout, v)
+			fmt.Fprintln(c.Stdout, shown(k, v))
 		} else {
-			fmt.Fprintf(c.Stdout, "%s = %s\n", k, v)
+			fmt.Fprintf(c.Stdout, "%s = %s\n", k, shown(k, v))
 		}
 	}
 	return nil
@@ -184,14 +215,21 @@ func (c *CLI) settingsSet(ctx context.Context, st *store.Store, rest []string) e
 	if len(rest) != 2 {
 		return c.usage()
 	}
-	if _, err := st.SetSetting(ctx, rest[0], rest[1]); err != nil {
+	value := rest[1]
+	if value == "-" {
+		var err error
+		if value, err = c.readLine("value"); err != nil {
+			return err
+		}
+	}
+	if _, err := st.SetSetting(ctx, rest[0], value); err != nil {
 		return err
 	}
 	v, err := st.GetSetting(ctx, rest[0])
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.Stdout, "%s = %s\n", rest[0], v)
+	fmt.Fprintf(c.Stdout, "%s = %s\n", rest[0], shown(rest[0], v))
 	return nil
 }
 

@@ -41,7 +41,7 @@ func (r *Recorder) relay(ctx context.Context) {
 			}
 			batch := make([]store.Exchange, 0, len(order))
 			for _, id := range order {
-				batch = append(batch, store.RedactExchange(record(latest[id], nil)))
+				batch = append(batch, r.store.RedactExchange(record(latest[id], nil)))
 			}
 			order, latest = order[:0], map[string]*proxy.Exchange{}
 			r.feed.Publish(EventExchanges, batch)

@@ -194,6 +194,12 @@ export const en = {
     addTitle: 'New account',
     editTitle: 'Edit account',
     empty: 'No accounts yet.',
+    storage: {
+      keychain: 'key in the OS keychain',
+      database: 'key in the database file',
+      databaseNotice:
+        'No OS keychain answered (a server without a desktop session?): keys are kept in Longhaul’s database file, readable only by your user.',
+    },
     noneTitle: 'No upstream account yet',
     noneHint: 'the proxy needs at least one upstream API key to forward requests.',
     confirmDelete: 'Click again to delete',
@@ -232,7 +238,7 @@ export const en = {
       kind: 'Provider',
       baseURL: 'Base URL',
       key: 'API key',
-      keyKeep: 'leave empty to keep the stored key',
+      keyKeep: 'leave empty to keep the stored key (same server only)',
       models: 'Models (optional)',
       modelsHint: 'comma-separated; empty: all models',
       priority: 'Priority',

@@ -24,6 +24,7 @@ export function accountView(over: Partial<AccountView> = {}): AccountView {
     kind: 'anthropic',
     baseURL: 'https://api.anthropic.com',
     key: 'sk-…abcd',
+    secretStorage: 'keychain',
     enabled: true,
     priority: 0,
     weight: 1,

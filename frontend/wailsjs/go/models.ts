@@ -16,6 +16,7 @@ export namespace app {
 	    kind: string;
 	    baseURL: string;
 	    key: string;
+	    secretStorage: string;
 	    enabled: boolean;
 	    disabledReason?: string;
 	    models?: string[];
