@@ -27,11 +27,13 @@ func buildBinary(t *testing.T) string {
 	return bin
 }
 
-// isolatedEnv keeps the binary away from the developer's real config and keys.
+// isolatedEnv keeps the binary away from the developer's real config and keys: no session
+// bus, so test secrets never reach the developer's login keyring (store/keychain treats a
+// missing bus as no keychain).
 func isolatedEnv(home string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "LONGHAUL_") || strings.HasPrefix(kv, "ANTHROPIC_") || strings.HasPrefix(kv, "DISPLAY=") || strings.HasPrefix(kv, "WAYLAND_DISPLAY=") {
+		if strings.HasPrefix(kv, "LONGHAUL_") || strings.HasPrefix(kv, "ANTHROPIC_") || strings.HasPrefix(kv, "DISPLAY=") || strings.HasPrefix(kv, "WAYLAND_DISPLAY=") || strings.HasPrefix(kv, "DBUS_SESSION_BUS_ADDRESS=") {
 			continue
 		}
 		env = append(env, kv)

@@ -245,7 +245,7 @@ func (p *poolSummarizer) Summarize(ctx context.Context, h compact.History) (stri
 		}
 		model, _ := pool.MapModel(cfg.ModelMap, p.model, acct)
 		sum := compact.HTTPSummarizer{BaseURL: acct.BaseURL, APIKey: acct.Secret, Model: model,
-			Client: &http.Client{Transport: s.transport}}
+			Client: &http.Client{Transport: s.transport, CheckRedirect: refuseRedirect}}
 		start := s.now()
 		text, err := sum.Summarize(ctx, h)
 		if err == nil {
@@ -271,3 +271,7 @@ func (p *poolSummarizer) Summarize(ctx context.Context, h compact.History) (stri
 	}
 	return "", last
 }
+
+// refuseRedirect keeps a summary call's key at the account's origin: a redirect is answered
+// as it came instead of being followed with the x-api-key on it.
+func refuseRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
