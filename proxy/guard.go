@@ -377,14 +377,29 @@ func (g *Guard) boundBody(w http.ResponseWriter, r *http.Request) {
 	r.Body = &deadlineBody{ReadCloser: r.Body, lift: func() { rc.SetReadDeadline(time.Time{}) }} //nolint:errcheck // as above
 }
 
+// closeIfBodyFailed closes the connection of a request whose body could not be read (cut
+// short, too slow): the client gets no half-made reply, and the connection, whose next bytes
+// are unknown, is not reused.
+func closeIfBodyFailed(w http.ResponseWriter, r *http.Request) {
+	if b, ok := r.Body.(*deadlineBody); ok && b.failed {
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			conn.Close()
+		}
+	}
+}
+
 type deadlineBody struct {
 	io.ReadCloser
-	lift func()
-	done bool
+	lift   func()
+	done   bool
+	failed bool
 }
 
 func (b *deadlineBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		b.failed = true
+	}
 	// Only at the end: after a timeout the deadline must stay, so the server's
 	// discard of the rest fails fast too and the connection is closed.
 	if err == io.EOF && !b.done {

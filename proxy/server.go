@@ -395,6 +395,7 @@ func (s *Server) api(route string, hasBody bool) http.Handler {
 		}
 		if hasBody {
 			s.guard.boundBody(w, r)
+			defer closeIfBodyFailed(w, r)
 		}
 		s.requests.Add(1)
 		s.forward(w, r, cfg, s.comp.Load(), route, hasBody)
