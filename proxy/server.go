@@ -355,7 +355,14 @@ func (s *Server) routes() http.Handler {
 		}
 		http.Redirect(w, r, "/longhaul/", http.StatusMovedPermanently)
 	})
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The mux would answer CONNECT in plain text; this is not a forward proxy.
+		if r.Method == http.MethodConnect {
+			writeError(w, newError(http.StatusMethodNotAllowed, anthropic.InvalidRequestError, "CONNECT is not supported: Longhaul is not a forward proxy"))
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
 }
 
 func notFound(w http.ResponseWriter, r *http.Request) {
