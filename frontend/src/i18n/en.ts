@@ -397,6 +397,15 @@ export const en = {
     failed: 'Press Ctrl+C to copy',
     label: 'Copy {what}',
   },
+  login: {
+    intro: 'This Longhaul has a client key. Type it once; this browser then stays signed in for up to 12 hours.',
+    key: 'Client key',
+    submit: 'Sign in',
+    wrong: 'That is not the client key.',
+    failed: 'Could not sign in: {detail}',
+    hint: 'The key is proxy.client_key (longhaul settings get proxy.client_key on this machine).',
+    logout: 'Sign out',
+  },
   errors: {
     unreachable: 'Cannot reach the Longhaul backend ({detail}).',
     badReply: 'The Longhaul backend sent an unreadable reply (HTTP {status}).',
