@@ -403,7 +403,7 @@ export const en = {
     submit: 'Sign in',
     wrong: 'That is not the client key.',
     failed: 'Could not sign in: {detail}',
-    hint: 'The key is proxy.client_key (longhaul settings get proxy.client_key on this machine).',
+    hint: 'It is the proxy.client_key setting: the key your API clients send.',
     logout: 'Sign out',
   },
   errors: {

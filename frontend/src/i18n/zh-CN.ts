@@ -404,7 +404,7 @@ export const zhCN: Messages = {
     submit: '登录',
     wrong: '客户端密钥不正确。',
     failed: '无法登录：{detail}',
-    hint: '密钥即 proxy.client_key（可在本机运行 longhaul settings get proxy.client_key 查看）。',
+    hint: '即 proxy.client_key 设置：你的 API 客户端发送的密钥。',
     logout: '退出登录',
   },
   errors: {
