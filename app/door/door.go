@@ -58,7 +58,24 @@ func New(a *app.App, assets fs.FS, opts Options) *Door {
 	mux.HandleFunc("GET /longhaul/v1/events", func(w http.ResponseWriter, r *http.Request) {
 		stream(w, r, d.app.Events(), func(name string) (string, bool) { return name, true })
 	})
-	mux.Handle("GET /", http.FileServerFS(assets))
+	// Anything else answers in the door's shape (the mux's own 405 is plain text, which the UI
+	// cannot show): under the API, and any write to the UI's files.
+	notRoute := handle(func(r *http.Request) (any, error) {
+		status := http.StatusMethodNotAllowed
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			status = http.StatusNotFound
+		}
+		return nil, withStatus(status, errors.New(r.Method+" "+r.URL.Path+" is not a route of the UI's API"))
+	})
+	mux.Handle("/longhaul/v1/", notRoute)
+	files := http.FileServerFS(assets)
+	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			notRoute.ServeHTTP(w, r)
+			return
+		}
+		files.ServeHTTP(w, r)
+	}))
 	d.routes = mux
 	return d
 }
