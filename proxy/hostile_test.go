@@ -75,7 +75,7 @@ func deep(open, close string, n int) string {
 	return `{"model":"claude-sonnet-4-5","max_tokens":16,"messages":[{"role":"user","content":` + strings.Repeat(open, n) + strings.Repeat(close, n) + `}]}`
 }
 
-// writeAll is a script that writes s and then holds the connection open.
+// stall is a script that writes s and then holds the connection open.
 func stall(s string) func(net.Conn, <-chan struct{}) {
 	return func(c net.Conn, stop <-chan struct{}) {
 		io.WriteString(c, s) //nolint:errcheck // the server may close first
@@ -83,7 +83,8 @@ func stall(s string) func(net.Conn, <-chan struct{}) {
 	}
 }
 
-// hangUp is a vanish script: write s, read until the reply holds want bytes (0: none), close.
+// hangUp is a vanish script: write s, read the reply's first readBytes bytes (0: none), then
+// close the connection (with a reset instead of a FIN when reset).
 func hangUp(s string, readBytes int, reset bool) func(net.Conn, <-chan struct{}) {
 	return func(c net.Conn, _ <-chan struct{}) {
 		io.WriteString(c, s) //nolint:errcheck
