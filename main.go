@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -154,7 +153,7 @@ func serve(ctx context.Context, o options, log *slog.Logger) error {
 	a := app.New(app.Deps{Store: st, Proxy: srv, Logger: log, Version: version, DataDir: o.dataDir,
 		Overrides: app.Overrides{Port: o.port}, Recorder: rec, Revocations: revoked,
 		Update: update.Config{Repo: updateRepo, APIURL: updateAPI, PublicKey: updateKey}})
-	ui := door.New(a, assets, door.Options{Logger: log})
+	ui := door.New(a, assets, door.Options{Logger: log, Guard: srv.Guard()})
 	srv.SetUI(ui.ProxyHandler()) // the UI also rides on the proxy's port under /longhaul/
 	if err := a.Reload(ctx); err != nil {
 		return fmt.Errorf("load settings: %w", err)
@@ -188,14 +187,18 @@ func serve(ctx context.Context, o options, log *slog.Logger) error {
 		}
 		log.Warn("cannot open a window; running headless", "reason", why)
 	}
-	if err := serveHeadless(ctx, a, ui, o.uiAddr, log); err != nil {
+	if err := serveHeadless(ctx, a, ui, o.uiAddr, srv.Config().ClientKey, log); err != nil {
 		return fmt.Errorf("headless UI: %w", err)
 	}
 	return nil
 }
 
 // serveHeadless serves the UI's door on its own address until ctx is done (Ctrl-C, SIGTERM).
-func serveHeadless(ctx context.Context, a *app.App, ui *door.Door, addr string, log *slog.Logger) error {
+// An address open to the network needs a client key, as the proxy's bind does.
+func serveHeadless(ctx context.Context, a *app.App, ui *door.Door, addr, clientKey string, log *slog.Logger) error {
+	if err := proxy.ListenCheck(addr, clientKey); err != nil {
+		return fmt.Errorf("--ui-addr: %w", err)
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
@@ -204,7 +207,8 @@ func serveHeadless(ctx context.Context, a *app.App, ui *door.Door, addr string, 
 	// does not wait on them.
 	base, cancelBase := context.WithCancel(context.Background())
 	defer cancelBase()
-	srv := &http.Server{Handler: ui.Handler(), ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return base }}
+	srv := proxy.NewHTTPServer(ui.Handler(proxy.LoopbackAddr(addr)), proxy.Timeouts{}, log)
+	srv.BaseContext = func(net.Listener) context.Context { return base }
 	st := a.Status()
 	fmt.Printf("Longhaul %s\nProxy: %s (running: %t)\nLonghaul UI: http://%s/\nAlso on the proxy's port: %s/longhaul/\n", version, st.BaseURL, st.Running, ln.Addr(), st.BaseURL)
 	errc := make(chan error, 1)

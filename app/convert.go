@@ -14,6 +14,7 @@ func proxyConfig(s store.Settings, o Overrides) proxy.Config {
 		Bind:           s.Proxy.Bind,
 		Port:           s.Proxy.Port,
 		ClientKey:      s.Proxy.ClientKey,
+		AllowedOrigins: s.Proxy.AllowedOrigins,
 		MaxBodyBytes:   s.Proxy.MaxBodyBytes,
 		RequestTimeout: time.Duration(s.Proxy.RequestTimeout),
 		MaxAttempts:    s.Proxy.Rotation.MaxAttempts,

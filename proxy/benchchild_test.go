@@ -97,7 +97,8 @@ func startBenchProxy(kind, upstream string) (base string, stop func(), err error
 		// A window large enough that the 800 KB request triggers no layer:
 		// the benchmark measures what the compaction engine costs a request
 		// it leaves alone (it still parses, estimates and screens it).
-		srv, err := New(Config{Port: 0, Compaction: CompactionConfig{ContextLimits: map[string]int{"claude-*": benchContextLimit}}}, Options{})
+		// With a client key (the one benchPost sends), so the guard's full check is measured.
+		srv, err := New(Config{Port: 0, ClientKey: "sk-ant-bench-client", Compaction: CompactionConfig{ContextLimits: map[string]int{"claude-*": benchContextLimit}}}, Options{})
 		if err != nil {
 			return "", nil, err
 		}

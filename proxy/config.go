@@ -18,6 +18,9 @@ type Config struct {
 	// ClientKey is the local key clients must present. Optional on loopback,
 	// required on any other bind.
 	ClientKey string
+	// AllowedOrigins are the web origins (scheme://host[:port]) whose pages
+	// may call the API from a browser, with CORS; empty: no web page may.
+	AllowedOrigins []string
 	// MaxBodyBytes caps request bodies; 0 means 32 MiB.
 	MaxBodyBytes int64
 	// RequestTimeout bounds a non-streaming request and the wait for a
@@ -133,6 +136,11 @@ func (c Config) Validate() error {
 	for i, m := range c.ModelMap {
 		if m.Pattern == "" || m.Model == "" {
 			return fmt.Errorf("model map entry %d: pattern and model are required", i+1)
+		}
+	}
+	for _, o := range c.AllowedOrigins {
+		if err := ValidOrigin(o); err != nil {
+			return fmt.Errorf("allowed origins: %w", err)
 		}
 	}
 	if err := c.Compaction.validate(); err != nil {

@@ -354,14 +354,9 @@ func outboundRequest(ctx context.Context, in *http.Request, acct pool.Account, b
 	if in.URL.RawQuery != "" {
 		path += "?" + in.URL.RawQuery
 	}
-	h := make(http.Header, len(in.Header))
-	copyHeader(h, in.Header)
-	// Leaving Accept-Encoding unset lets the Transport negotiate gzip and
-	// decompress, so the relay can read the events it passes on. The
-	// client's key is replaced by the account's.
-	for _, k := range []string{"Accept-Encoding", "Content-Length", "Host", "Cookie"} {
-		h.Del(k)
-	}
+	// Only allow-listed headers go upstream (forwardHeaders); the client's
+	// key is replaced by the account's.
+	h := forwardHeaders(in.Header, anthropic.ForwardHeader)
 	out, err := anthropic.NewHTTPRequest(ctx, in.Method, acct.BaseURL, path, acct.Secret, h, nil)
 	if err != nil {
 		return nil, fmt.Errorf("account %s: %w", acct.Name(), err)

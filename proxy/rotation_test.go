@@ -165,9 +165,9 @@ func TestRequestScoped429CoolsNothing(t *testing.T) {
 		up.SetDefault(tooBig)
 	}
 	big := `{"model":"claude-sonnet-4-5","max_tokens":32,"messages":[{"role":"user","content":"` + strings.Repeat("w", 20000) + `"}]}`
-	resp, _ := f.post(t, big)
+	resp, body := f.post(t, big)
 	if resp.StatusCode != 429 {
-		t.Errorf("status %d; want the upstream's 429 passed on", resp.StatusCode)
+		t.Errorf("status %d %s; want the upstream's 429 passed on", resp.StatusCode, body)
 	}
 	for id := int64(1); id <= 3; id++ {
 		if st := f.status(id); len(st.CoolingUntil) != 0 {

@@ -6,7 +6,6 @@ package proxy
 import (
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -45,12 +44,66 @@ type Options struct {
 	// fresh one (every factor 1) is used; pass one to persist it.
 	Calibrator *compact.Calibrator
 	// UI, if not nil, is served on the proxy's own port under /longhaul/
-	// (the app's UI and its API, for headless machines), behind the same
-	// check as the API: a loopback Host without a client key, the key
-	// otherwise (a browser can give it as the Basic-auth password). Paths
-	// under /longhaul/v1/ reach it unchanged; any other /longhaul/X arrives
-	// as /X. If nil, /longhaul/ is not served.
+	// (the app's UI and its API, for headless machines), behind the guard's
+	// UI check (Guard.UI: the key or a browser session once a key is set).
+	// Paths under /longhaul/v1/ reach it unchanged; any other /longhaul/X
+	// arrives as /X. If nil, /longhaul/ is not served.
 	UI http.Handler
+	// Timeouts bound what a client can hold the listener with; zero values
+	// are the defaults (see Timeouts).
+	Timeouts Timeouts
+}
+
+// Timeouts bound the time and bytes a client may take before the server
+// gives up on it. Every http.Server Longhaul runs is built with them
+// (NewHTTPServer); tests make them short.
+type Timeouts struct {
+	ReadHeader     time.Duration // the request line and headers; 0: 10 s
+	Idle           time.Duration // a keep-alive connection between requests; 0: 2 min
+	BodyRead       time.Duration // a request body's arrival; 0: 5 min
+	MaxHeaderBytes int           // request line and headers; 0: 64 KiB
+}
+
+const (
+	defaultReadHeader     = 10 * time.Second
+	defaultIdle           = 2 * time.Minute
+	defaultBodyRead       = 5 * time.Minute
+	defaultMaxHeaderBytes = 64 << 10
+)
+
+func (t Timeouts) withDefaults() Timeouts {
+	if t.ReadHeader <= 0 {
+		t.ReadHeader = defaultReadHeader
+	}
+	if t.Idle <= 0 {
+		t.Idle = defaultIdle
+	}
+	if t.BodyRead <= 0 {
+		t.BodyRead = defaultBodyRead
+	}
+	if t.MaxHeaderBytes <= 0 {
+		t.MaxHeaderBytes = defaultMaxHeaderBytes
+	}
+	return t
+}
+
+// NewHTTPServer is the http.Server every Longhaul listener uses: headers must
+// arrive within t.ReadHeader and fit t.MaxHeaderBytes, idle keep-alive
+// connections close after t.Idle. There is no overall read or write timeout:
+// a stream may run for as long as the upstream writes (bodies are bounded per
+// request, see Guard).
+func NewHTTPServer(h http.Handler, t Timeouts, log *slog.Logger) *http.Server {
+	t = t.withDefaults()
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: t.ReadHeader,
+		IdleTimeout:       t.Idle,
+		MaxHeaderBytes:    t.MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+	}
 }
 
 // Server is the proxy. It can be started, stopped and started again (the tray
@@ -64,6 +117,8 @@ type Server struct {
 	bodies    bodyPool
 	handler   http.Handler
 	ui        atomic.Pointer[http.Handler] // Options.UI, or SetUI's; nil: /longhaul/ is not served
+	guard     *Guard
+	timeouts  Timeouts
 
 	calibrator *compact.Calibrator
 	comp       atomic.Pointer[compactor] // rebuilt when Config.Compaction changes
@@ -88,6 +143,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 		now:        opts.Now,
 		pool:       pool.New(opts.OnAccountRevoked),
 		calibrator: opts.Calibrator,
+		timeouts:   opts.Timeouts.withDefaults(),
 	}
 	if opts.UI != nil {
 		s.SetUI(opts.UI)
@@ -111,6 +167,8 @@ func New(cfg Config, opts Options) (*Server, error) {
 	if err := s.pool.Configure(c.Policy, !c.NoSessionAffinity); err != nil {
 		return nil, err
 	}
+	s.guard = NewGuard(s.now, s.timeouts.BodyRead)
+	s.guard.Configure(c.ClientKey, c.AllowedOrigins)
 	s.cfg.Store(&c)
 	s.comp.Store(s.newCompactor(c.Compaction, nil))
 	s.handler = s.routes()
@@ -144,6 +202,10 @@ func (s *Server) SetAccounts(accounts []pool.Account) { s.pool.SetAccounts(accou
 // SetUI serves h on the proxy's port under /longhaul/, as Options.UI does. Main sets it
 // once the UI's door exists: the door needs the app, which is built after the proxy.
 func (s *Server) SetUI(h http.Handler) { s.ui.Store(&h) }
+
+// Guard is the server's guard, kept current on Reconfigure: the UI's door on
+// its own port uses it too, so one key and one login serve both ports.
+func (s *Server) Guard() *Guard { return s.guard }
 
 // Requests is the number of API requests served since New.
 func (s *Server) Requests() int64 { return s.requests.Load() }
@@ -180,12 +242,7 @@ func (s *Server) listenLocked(cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr(), err)
 	}
-	srv := &http.Server{
-		Handler:           s.handler,
-		ReadHeaderTimeout: 30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
-	}
+	srv := NewHTTPServer(s.handler, s.timeouts, s.log)
 	s.srv, s.addr = srv, ln.Addr().String()
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -243,6 +300,7 @@ func (s *Server) Reconfigure(cfg Config) error {
 	if !comp.cfg.equal(c.Compaction) {
 		comp = s.newCompactor(c.Compaction, comp)
 	}
+	s.guard.Configure(c.ClientKey, c.AllowedOrigins)
 	if s.srv == nil || old.Addr() == c.Addr() {
 		s.cfg.Store(&c)
 		s.comp.Store(comp)
@@ -283,6 +341,11 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("POST /v1/messages", s.api("messages", true))
 	mux.Handle("POST /v1/messages/count_tokens", s.api("count_tokens", true))
 	mux.Handle("GET /v1/models", s.api("models", false))
+	mux.HandleFunc("OPTIONS /v1/", func(w http.ResponseWriter, r *http.Request) {
+		if e := s.guard.Preflight(w, r, s.cfg.Load().Loopback()); e != nil {
+			writeError(w, e)
+		}
+	})
 	mux.HandleFunc("/", notFound)
 	mux.Handle("/longhaul/", s.serveUI())
 	mux.HandleFunc("GET /longhaul", func(w http.ResponseWriter, r *http.Request) {
@@ -292,7 +355,14 @@ func (s *Server) routes() http.Handler {
 		}
 		http.Redirect(w, r, "/longhaul/", http.StatusMovedPermanently)
 	})
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The mux would answer CONNECT in plain text; this is not a forward proxy.
+		if r.Method == http.MethodConnect {
+			writeError(w, newError(http.StatusMethodNotAllowed, anthropic.InvalidRequestError, "CONNECT is not supported: Longhaul is not a forward proxy"))
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
 }
 
 func notFound(w http.ResponseWriter, r *http.Request) {
@@ -302,27 +372,23 @@ func notFound(w http.ResponseWriter, r *http.Request) {
 // uiPrefix is where the UI lives on the proxy's port.
 const uiPrefix = "/longhaul"
 
-// serveUI guards the UI like the API and maps its paths: the UI's API keeps
+// serveUI guards the UI (Guard.UI) and maps its paths: the UI's API keeps
 // its /longhaul/v1/ paths, its assets are served from the root of the UI.
 func (s *Server) serveUI() http.Handler {
+	guarded := s.guard.UI(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ui := *s.ui.Load()
+		if strings.HasPrefix(r.URL.Path, uiPrefix+"/v1/") {
+			ui.ServeHTTP(w, r)
+			return
+		}
+		http.StripPrefix(uiPrefix, ui).ServeHTTP(w, r)
+	}), func() bool { return s.cfg.Load().Loopback() })
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ui := s.ui.Load()
-		if ui == nil {
+		if s.ui.Load() == nil {
 			notFound(w, r)
 			return
 		}
-		if e := authorize(s.cfg.Load(), r); e != nil {
-			if e.Status == http.StatusUnauthorized {
-				w.Header().Set("WWW-Authenticate", `Basic realm="Longhaul", charset="UTF-8"`)
-			}
-			writeError(w, e)
-			return
-		}
-		if strings.HasPrefix(r.URL.Path, uiPrefix+"/v1/") {
-			(*ui).ServeHTTP(w, r)
-			return
-		}
-		http.StripPrefix(uiPrefix, *ui).ServeHTTP(w, r)
+		guarded.ServeHTTP(w, r)
 	})
 }
 
@@ -330,42 +396,17 @@ func (s *Server) serveUI() http.Handler {
 func (s *Server) api(route string, hasBody bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cfg := s.cfg.Load()
-		if e := authorize(cfg, r); e != nil {
+		if e := s.guard.CheckAPI(w, r, cfg.Loopback()); e != nil {
 			writeError(w, e)
 			return
+		}
+		if hasBody {
+			s.guard.boundBody(w, r)
+			defer closeIfBodyFailed(w, r)
 		}
 		s.requests.Add(1)
 		s.forward(w, r, cfg, s.comp.Load(), route, hasBody)
 	})
-}
-
-// authorize enforces the client key when one is configured. Without a key
-// (loopback only) it still refuses requests whose Host is not a loopback
-// name: a web page that DNS-rebinds its domain to 127.0.0.1 must not be able
-// to spend the user's quota.
-func authorize(cfg *Config, r *http.Request) *Error {
-	if cfg.ClientKey == "" {
-		host := r.Host
-		if h, _, err := net.SplitHostPort(host); err == nil {
-			host = h
-		}
-		host = strings.Trim(host, "[]")
-		if !IsLoopbackHost(host) {
-			return newError(http.StatusForbidden, anthropic.PermissionError, "requests must address the proxy by a loopback name (127.0.0.1 or localhost); set proxy.client_key to accept others")
-		}
-		return nil
-	}
-	got := r.Header.Get("X-Api-Key")
-	if got == "" {
-		got, _ = strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if _, password, ok := r.BasicAuth(); ok {
-			got = password // a browser opening the UI: any user name, the key as password
-		}
-	}
-	if subtle.ConstantTimeCompare([]byte(got), []byte(cfg.ClientKey)) != 1 {
-		return newError(http.StatusUnauthorized, anthropic.AuthenticationError, "invalid or missing client key (send it as x-api-key, Authorization: Bearer, or as the Basic-auth password)")
-	}
-	return nil
 }
 
 func newExchangeID() string {

@@ -45,6 +45,7 @@ func TestNonLoopbackBindRequiresClientKey(t *testing.T) {
 func TestClientAuth(t *testing.T) {
 	tests := []struct {
 		name       string
+		bind       string
 		key        string
 		header     []string
 		host       string
@@ -55,14 +56,15 @@ func TestClientAuth(t *testing.T) {
 		{name: "non-loopback Host refused without key (DNS rebinding)", host: "evil.example:8045", wantStatus: 403},
 		{name: "key via x-api-key", key: "local-secret", header: []string{"X-Api-Key", "local-secret"}, wantStatus: 200},
 		{name: "key via bearer", key: "local-secret", header: []string{"Authorization", "Bearer local-secret"}, wantStatus: 200},
-		{name: "key with any Host", key: "local-secret", header: []string{"X-Api-Key", "local-secret"}, host: "longhaul.lan:8045", wantStatus: 200},
+		{name: "key with any Host on an open bind", bind: "0.0.0.0", key: "local-secret", header: []string{"X-Api-Key", "local-secret"}, host: "longhaul.lan:8045", wantStatus: 200},
+		{name: "key with a non-loopback Host on a loopback bind (DNS rebinding)", key: "local-secret", header: []string{"X-Api-Key", "local-secret"}, host: "evil.example:8045", wantStatus: 403},
 		{name: "wrong key", key: "local-secret", header: []string{"X-Api-Key", "local-secreT"}, wantStatus: 401},
 		{name: "missing key", key: "local-secret", wantStatus: 401},
 		{name: "prefix of key", key: "local-secret", header: []string{"Authorization", "Bearer local"}, wantStatus: 401},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t, Config{ClientKey: tt.key})
+			f := newFixture(t, Config{Bind: tt.bind, ClientKey: tt.key})
 			f.up.SetDefault(proxytest.Reply{Message: proxytest.TextMessage("", "ok")})
 			req, _ := http.NewRequest(http.MethodPost, f.front.URL+"/v1/messages", strings.NewReader(`{"model":"m"}`))
 			for i := 0; i+1 < len(tt.header); i += 2 {
@@ -262,19 +264,21 @@ func TestUIOnTheProxyPort(t *testing.T) {
 			t.Fatal(err)
 		}
 		h := srv.Handler()
-		rec := get(t, h, "192.168.1.5:8045", "/longhaul/")
-		if rec.Code != http.StatusUnauthorized || !strings.HasPrefix(rec.Header().Get("WWW-Authenticate"), "Basic ") {
-			t.Errorf("no key: %d %q; want 401 asking for Basic auth", rec.Code, rec.Header().Get("WWW-Authenticate"))
+		// The UI's files are the login page: they need no key; its API does.
+		if rec := get(t, h, "192.168.1.5:8045", "/longhaul/"); rec.Code != http.StatusOK {
+			t.Errorf("UI files without a key: %d; want 200 (the login page)", rec.Code)
 		}
-		basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("me:local-secret"))
-		for _, hdr := range [][]string{{"Authorization", basic}, {"X-Api-Key", "local-secret"}, {"Authorization", "Bearer local-secret"}} {
+		if rec := get(t, h, "192.168.1.5:8045", "/longhaul/v1/status"); rec.Code != http.StatusUnauthorized || rec.Header().Get("WWW-Authenticate") != "" {
+			t.Errorf("UI API without a key: %d %q; want 401 without a Basic-auth prompt", rec.Code, rec.Header().Get("WWW-Authenticate"))
+		}
+		for _, hdr := range [][]string{{"X-Api-Key", "local-secret"}, {"Authorization", "Bearer local-secret"}} {
 			if rec := get(t, h, "192.168.1.5:8045", "/longhaul/v1/status", hdr...); rec.Code != http.StatusOK {
 				t.Errorf("with %s: %d; want 200", hdr[0], rec.Code)
 			}
 		}
-		wrong := "Basic " + base64.StdEncoding.EncodeToString([]byte("me:guess"))
-		if rec := get(t, h, "192.168.1.5:8045", "/longhaul/", "Authorization", wrong); rec.Code != http.StatusUnauthorized {
-			t.Errorf("wrong password: %d; want 401", rec.Code)
+		basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("me:local-secret"))
+		if rec := get(t, h, "192.168.1.5:8045", "/longhaul/v1/status", "Authorization", basic); rec.Code != http.StatusUnauthorized {
+			t.Errorf("Basic auth: %d; want 401 (the login page replaced it)", rec.Code)
 		}
 	})
 	t.Run("no UI configured", func(t *testing.T) {

@@ -18,10 +18,13 @@ type Settings struct {
 
 // ProxySettings configure the local proxy and how it talks upstream.
 type ProxySettings struct {
-	Port         int    `json:"port"`
-	Bind         string `json:"bind"`
-	ClientKey    string `json:"client_key"` // empty: clients need no key
-	MaxBodyBytes int64  `json:"max_body_bytes"`
+	Port      int    `json:"port"`
+	Bind      string `json:"bind"`
+	ClientKey string `json:"client_key"` // empty: clients need no key
+	// AllowedOrigins are web origins (scheme://host[:port]) whose pages may call the proxy's
+	// API from a browser; empty: none may.
+	AllowedOrigins []string `json:"allowed_origins"`
+	MaxBodyBytes   int64    `json:"max_body_bytes"`
 	// RequestTimeout bounds a whole non-stream request, and the header phase of a stream.
 	RequestTimeout      Duration             `json:"request_timeout" ts_type:"string"`
 	Rotation            RotationSettings     `json:"rotation"`
@@ -130,6 +133,7 @@ func DefaultSettings() Settings {
 				MaxAttempts:     3,
 			},
 			ModelMap:            []ModelMapping{},
+			AllowedOrigins:      []string{},
 			ContextLimits:       map[string]int{"claude-*": 200000, "gemini-*": 1048576},
 			DefaultContextLimit: 200000,
 			Experimental: ExperimentalSettings{
@@ -162,6 +166,9 @@ func (s *Settings) normalize() {
 	}
 	if s.Proxy.ContextLimits == nil {
 		s.Proxy.ContextLimits = map[string]int{}
+	}
+	if s.Proxy.AllowedOrigins == nil {
+		s.Proxy.AllowedOrigins = []string{}
 	}
 }
 
@@ -218,6 +225,11 @@ func (s Settings) Validate() error {
 	for i, m := range p.ModelMap {
 		if m.Pattern == "" || m.Model == "" {
 			return &ValidationError{Field: "proxy.model_map", Message: fmt.Sprintf("entry %d: pattern and model must not be empty", i+1)}
+		}
+	}
+	for _, o := range p.AllowedOrigins {
+		if !isWebOrigin(o) {
+			return &ValidationError{Field: "proxy.allowed_origins", Message: fmt.Sprintf("%q is not an origin (scheme://host[:port], e.g. https://chat.example.com)", o)}
 		}
 	}
 	for _, pattern := range sortedKeys(p.ContextLimits) { // sorted, so the reported entry is stable

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -199,4 +200,12 @@ func formatSettingValue(v reflect.Value) (string, error) {
 	}
 	b, err := json.Marshal(v.Interface())
 	return string(b), err
+}
+
+// isWebOrigin reports whether o is an origin as a browser sends it in Origin: http or https,
+// a host, an optional port, nothing else (proxy.allowed_origins; the proxy checks the same).
+func isWebOrigin(o string) bool {
+	u, err := url.Parse(o)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil &&
+		u.Path == "" && u.RawQuery == "" && u.Fragment == "" && !u.ForceQuery && u.Opaque == ""
 }

@@ -4,10 +4,10 @@
 // bound facades directly, a browser comes through here.) Each route calls the same facade
 // method the window binds, with the request's context, so both doors behave alike.
 //
-// The door is served in two places: on an address of its own in headless mode (Handler,
-// which accepts loopback Host names only) and on the proxy's port under /longhaul/
-// (ProxyHandler; the proxy has checked the caller already: a loopback Host, or the client
-// key). Both refuse state-changing requests from another origin.
+// The door is served in two places: on an address of its own in headless mode (Handler) and
+// on the proxy's port under /longhaul/ (ProxyHandler). Both sit behind the proxy's one guard
+// (proxy.Guard.UI): loopback Host names, the client key or a browser session once a key is
+// set, same-origin writes only, and the login and logout routes.
 package door
 
 import (
@@ -15,10 +15,7 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/url"
-	"strings"
 
 	"longhaul/app"
 	"longhaul/proxy"
@@ -28,19 +25,27 @@ import (
 type Door struct {
 	app    *app.App
 	log    *slog.Logger
+	guard  *proxy.Guard
 	routes http.Handler
 }
 
 // Options are the door's optional collaborators.
 type Options struct {
 	Logger *slog.Logger // nil: discard
+	// Guard checks every caller on the door's own port; main passes the proxy's
+	// (proxy.Server.Guard), so the client key and a browser login hold on both ports.
+	// nil: a guard with no key (loopback Host names only).
+	Guard *proxy.Guard
 }
 
 // New returns the door of a, serving the UI's files from assets.
 func New(a *app.App, assets fs.FS, opts Options) *Door {
-	d := &Door{app: a, log: opts.Logger}
+	d := &Door{app: a, log: opts.Logger, guard: opts.Guard}
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
+	}
+	if d.guard == nil {
+		d.guard = proxy.NewGuard(nil, 0)
 	}
 	mux := http.NewServeMux()
 	d.proxyRoutes(mux)
@@ -53,44 +58,37 @@ func New(a *app.App, assets fs.FS, opts Options) *Door {
 	mux.HandleFunc("GET /longhaul/v1/events", func(w http.ResponseWriter, r *http.Request) {
 		stream(w, r, d.app.Events(), func(name string) (string, bool) { return name, true })
 	})
-	mux.Handle("GET /", http.FileServerFS(assets))
+	// Anything else answers in the door's shape (the mux's own 405 is plain text, which the UI
+	// cannot show): under the API, and any write to the UI's files.
+	notRoute := handle(func(r *http.Request) (any, error) {
+		status := http.StatusMethodNotAllowed
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			status = http.StatusNotFound
+		}
+		return nil, withStatus(status, errors.New(r.Method+" "+r.URL.Path+" is not a route of the UI's API"))
+	})
+	mux.Handle("/longhaul/v1/", notRoute)
+	files := http.FileServerFS(assets)
+	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			notRoute.ServeHTTP(w, r)
+			return
+		}
+		files.ServeHTTP(w, r)
+	}))
 	d.routes = mux
 	return d
 }
 
-// Handler is the door on an address of its own (headless mode): it refuses requests that do
-// not address it by a loopback name (DNS rebinding) and cross-origin writes (CSRF).
-func (d *Door) Handler() http.Handler { return guard(d.routes, true) }
-
-// ProxyHandler is the door for the proxy's port, which has checked the caller already;
-// only cross-origin writes are refused.
-func (d *Door) ProxyHandler() http.Handler { return guard(d.routes, false) }
-
-// guard is the door's one check of the caller: a loopback Host when loopbackOnly, and an
-// Origin (when a browser sends one) equal to the Host for anything but GET and HEAD.
-func guard(next http.Handler, loopbackOnly bool) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if loopbackOnly {
-			host := r.Host
-			if h, _, err := net.SplitHostPort(host); err == nil {
-				host = h
-			}
-			if !proxy.IsLoopbackHost(strings.Trim(host, "[]")) {
-				writeError(w, withStatus(http.StatusForbidden, errors.New("address the UI as 127.0.0.1 or localhost")))
-				return
-			}
-		}
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			if o := r.Header.Get("Origin"); o != "" {
-				if u, err := url.Parse(o); err != nil || u.Host != r.Host {
-					writeError(w, withStatus(http.StatusForbidden, errors.New("cross-origin request refused")))
-					return
-				}
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
+// Handler is the door on an address of its own (headless mode), behind the guard; loopback
+// says whether that address only accepts local connections (proxy.LoopbackAddr).
+func (d *Door) Handler(loopback bool) http.Handler {
+	return d.guard.UI(d.routes, func() bool { return loopback })
 }
+
+// ProxyHandler is the door for the proxy's port (proxy.Server.SetUI), which runs the same
+// guard in front of it.
+func (d *Door) ProxyHandler() http.Handler { return d.routes }
 
 // facades are the app's facades working in the request's context: a client that leaves
 // cancels what it asked for.

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -117,17 +116,20 @@ func TestDoorRefusesForeignHostsAndOrigins(t *testing.T) {
 			}
 		})
 	}
-	// On the proxy's port the proxy has checked the Host already: only the origin is checked.
-	h := New(f.app, fstest.MapFS{}, Options{}).ProxyHandler()
+	// On the proxy's port the proxy runs the same guard in front of the door.
+	f.srv.SetUI(New(f.app, fstest.MapFS{}, Options{}).ProxyHandler())
 	for origin, want := range map[string]int{"": 200, "https://attacker.example": 403} {
-		req, _ := http.NewRequest(http.MethodPost, "http://192.168.1.5:8045/longhaul/v1/proxy", strings.NewReader(`{"enabled":true}`))
+		req, _ := http.NewRequest(http.MethodPost, f.front.URL+"/longhaul/v1/proxy", strings.NewReader(`{"enabled":true}`))
 		if origin != "" {
 			req.Header.Set("Origin", origin)
 		}
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		if rec.Code != want {
-			t.Errorf("ProxyHandler, a LAN Host, Origin %q = %d; want %d", origin, rec.Code, want)
+		r, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		if r.StatusCode != want {
+			t.Errorf("proxy port, Origin %q = %d; want %d", origin, r.StatusCode, want)
 		}
 	}
 }

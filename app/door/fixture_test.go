@@ -53,7 +53,7 @@ func newFixture(t *testing.T, opts recorder.Options, configure ...func(*app.Deps
 		t.Fatal(err)
 	}
 	f.front = httptest.NewServer(f.srv.Handler())
-	f.door = httptest.NewServer(New(f.app, fstest.MapFS{"index.html": {Data: []byte("<h1>Longhaul</h1>")}}, Options{}).Handler())
+	f.door = httptest.NewServer(New(f.app, fstest.MapFS{"index.html": {Data: []byte("<h1>Longhaul</h1>")}}, Options{Guard: f.srv.Guard()}).Handler(true))
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { f.app.Run(runCtx); close(done) }()

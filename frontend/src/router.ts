@@ -3,7 +3,7 @@
 
 import { computed, ref } from 'vue'
 
-export type PageName = 'monitor' | 'request' | 'sessions' | 'accounts' | 'settings' | 'dashboard' | 'connect'
+export type PageName = 'monitor' | 'request' | 'sessions' | 'accounts' | 'settings' | 'dashboard' | 'connect' | 'login'
 
 export const pages: PageName[] = ['monitor', 'sessions', 'dashboard', 'accounts', 'settings', 'connect']
 
@@ -18,6 +18,8 @@ export function parseHash(hash: string): Route {
   const [head = '', ...rest] = path.split('/')
   if (head === 'request' && rest.length > 0) return { page: 'request', id: decodeURIComponent(rest.join('/')) }
   if ((pages as string[]).includes(head)) return { page: head as PageName, id: '' }
+  // The login page is not in the navigation: the app shows it when the backend asks for the key.
+  if (head === 'login') return { page: 'login', id: '' }
   return { page: 'monitor', id: '' }
 }
 

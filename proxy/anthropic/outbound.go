@@ -11,6 +11,23 @@ import (
 // Version is the anthropic-version sent when the caller sets none.
 const Version = "2023-06-01"
 
+// ForwardHeader says whether a client's request header (canonical name) is one of the
+// Messages API's own and goes upstream with the request (proxy.HeaderAllowList; the proxy adds
+// Content-Type, Accept and User-Agent for every protocol, and never forwards credentials,
+// cookies or where a request came from, whatever this says). Checked against the TypeScript
+// SDK's request builder (anthropic-sdk-typescript, src/client.ts buildHeaders) and what
+// Claude Code sends:
+//   - Anthropic-*: the API's namespace — anthropic-version (the wire format a client speaks),
+//     anthropic-beta (features a request depends on), and
+//     anthropic-dangerous-direct-browser-access (set by the SDK in browsers, for an origin in
+//     proxy.allowed_origins);
+//   - X-Stainless-*: the SDK's platform, version, retry-count and timeout headers, which the
+//     API reads for its limits and diagnostics;
+//   - X-App: Claude Code names itself with it ("cli").
+func ForwardHeader(name string) bool {
+	return strings.HasPrefix(name, "Anthropic-") || strings.HasPrefix(name, "X-Stainless-") || name == "X-App"
+}
+
 // NewHTTPRequest builds a request to the Anthropic API of an upstream: every
 // request Longhaul sends upstream (forwarded client requests, Layer-3
 // summary calls, the app's key test) is built here.

@@ -9,6 +9,7 @@
 //
 // Nothing above src/api/ sees which door is open.
 
+import { ref } from 'vue'
 import { ClipboardSetText, EventsOnMultiple } from '../../wailsjs/runtime/runtime'
 import { t } from '../i18n'
 import { ApiError, errorFields, errorMessage, parseFieldLines } from './errors'
@@ -153,7 +154,30 @@ export const httpPaths = {
   status: `${api}/status`,
   proxy: `${api}/proxy`,
   events: `${api}/events`,
+  login: `${api}/login`,
+  logout: `${api}/logout`,
 } as const
+
+/**
+ * True once the HTTP door was answered 401: the backend has a client key and this browser has
+ * no session, so the app shows the login page (App.vue) instead of pages that cannot load.
+ */
+export const loginNeeded = ref(false)
+
+/**
+ * login sends the key typed in the login page; the backend answers with an HttpOnly session
+ * cookie that every later request carries. Rejects with ApiError (status 401 for a wrong key).
+ */
+export async function login(key: string, opts: HttpDoorOptions = {}): Promise<void> {
+  await httpDoor(opts).request({ method: 'POST', path: httpPaths.login, body: { key } })
+  loginNeeded.value = false
+}
+
+/** logout ends this browser's session; the next request asks for the key again. */
+export async function logout(opts: HttpDoorOptions = {}): Promise<void> {
+  await httpDoor(opts).request({ method: 'POST', path: httpPaths.logout, body: {} })
+  loginNeeded.value = true
+}
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE'
 
@@ -223,6 +247,9 @@ export function httpDoor(opts: HttpDoorOptions = {}): HttpDoor {
       }
     }
     if (!res.ok) {
+      // 401 means the client key is required and this browser has no session: show the login
+      // page. A wrong key typed there is also a 401; the login page stays up either way.
+      if (res.status === 401) loginNeeded.value = true
       throw new ApiError(httpErrorMessage(res, data, text), res.status, errorFields(data))
     }
     if (data === undefined) {

@@ -403,6 +403,15 @@ export const en = {
     failed: 'Press Ctrl+C to copy',
     label: 'Copy {what}',
   },
+  login: {
+    intro: 'This Longhaul has a client key. Type it once; this browser then stays signed in for up to 12 hours.',
+    key: 'Client key',
+    submit: 'Sign in',
+    wrong: 'That is not the client key.',
+    failed: 'Could not sign in: {detail}',
+    hint: 'It is the proxy.client_key setting: the key your API clients send.',
+    logout: 'Sign out',
+  },
   errors: {
     unreachable: 'Cannot reach the Longhaul backend ({detail}).',
     badReply: 'The Longhaul backend sent an unreadable reply (HTTP {status}).',

@@ -403,6 +403,15 @@ export const zhCN: Messages = {
     failed: '按 Ctrl+C 复制',
     label: '复制{what}',
   },
+  login: {
+    intro: '此 Longhaul 设置了客户端密钥。输入一次后，此浏览器将保持登录最多 12 小时。',
+    key: '客户端密钥',
+    submit: '登录',
+    wrong: '客户端密钥不正确。',
+    failed: '无法登录：{detail}',
+    hint: '即 proxy.client_key 设置：你的 API 客户端发送的密钥。',
+    logout: '退出登录',
+  },
   errors: {
     unreachable: '无法连接 Longhaul 后端（{detail}）。',
     badReply: 'Longhaul 后端返回了无法读取的响应（HTTP {status}）。',

@@ -12,8 +12,10 @@
 // second; opens its detail and finds the diff labelled Layer-1; has L2 below L1 refused (in the
 // page and by the backend), saves a valid L2 and sees the next request run Layer-2; filters the
 // monitor (status error, then ok) and sees live requests shown only as the backend matches them; configures
-// Claude Code and undoes it; and renders every page in English and in Chinese, failing on any
-// missing message key. Screenshots of every page go to build/e2e-artifacts/.
+// Claude Code and undoes it; renders every page in English and in Chinese, failing on any
+// missing message key; and sets a client key: the login page refuses a wrong key, the right one
+// opens the app with an HttpOnly SameSite=Strict session, the API without the cookie answers 401,
+// and sign-out asks for the key again. Screenshots of every page go to build/e2e-artifacts/.
 //
 // Environment:
 //   LONGHAUL_BIN        the backend binary (required)
@@ -22,7 +24,7 @@
 //   SCRIPTED_UPSTREAM   a built scripted-upstream binary (default: `go run` it from the repo)
 //   E2E_ARTIFACTS       where screenshots go (default: <repo>/build/e2e-artifacts)
 //
-// Writes <page>.png, <page>-zh.png, ui.png, ui-dark.png (and failure.png when a step fails).
+// Writes <page>.png, <page>-zh.png, login.png, ui.png, ui-dark.png (and failure.png when a step fails).
 // Prints "N passed, N failed" and exits non-zero on any failure. Every wait is bounded.
 
 import { execFileSync, spawn } from 'node:child_process'
@@ -391,6 +393,7 @@ async function main() {
     await step('the second page shows Running again (live event)', () => expectText(w(), 'proxy-state', 'Running', 5000))
 
     await pageSteps(p(), uiURL, port, home)
+    await loginSteps(p(), uiURL)
 
     await step('screenshots saved', async () => {
       await p().goto(`${uiURL}#/monitor`, { waitUntil: 'load' })
@@ -826,6 +829,91 @@ async function pageSteps(page, uiURL, port, home) {
     await page.getByTestId('input-app.language').selectOption('en', { timeout: 5000 })
     await page.getByTestId('settings-save').click()
     await expectText(page, 'nav-monitor', 'Monitor', 5000)
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+// The login page: with a client key set, the browser UI asks for it once.
+
+const clientKey = 'lh-e2e-client-key-4242'
+
+/**
+ * GET url from Node, with no cookie: what a script or another page without the session gets.
+ * @param {string} url
+ * @returns {Promise<number>}
+ */
+function statusWithoutCookie(url) {
+  return new Promise((done, fail) => {
+    const req = httpGet(url, { agent: false, headers: { Connection: 'close' }, timeout: 5000 }, (res) => {
+      res.resume()
+      res.on('end', () => done(res.statusCode ?? 0))
+    })
+    req.on('timeout', () => req.destroy(new Error('timeout')))
+    req.on('error', fail)
+  })
+}
+
+/**
+ * @param {import('playwright-core').Page} page
+ * @param {string} uiURL
+ */
+async function loginSteps(page, uiURL) {
+  await step('Login: a client key is set', async () => {
+    const status = await page.evaluate(
+      async ([u, key]) =>
+        (
+          await fetch(new URL('longhaul/v1/settings', u), {
+            method: 'PUT',
+            headers: { 'Content-Type': 'application/json' },
+            body: JSON.stringify({ values: { 'proxy.client_key': key } }),
+          })
+        ).status,
+      [uiURL, clientKey],
+    )
+    if (status !== 200) throw new Error(`PUT settings = ${status}`)
+  })
+  await step('Login: the UI shows the login page', async () => {
+    await page.goto(`${uiURL}#/monitor`, { waitUntil: 'load' })
+    await page.getByTestId('login-page').waitFor({ timeout: 10_000 })
+    await page.screenshot({ path: join(outDir, 'login.png'), fullPage: true, timeout: 10_000 })
+  })
+  await step('Login: a wrong key is refused', async () => {
+    await page.getByTestId('login-key').fill('lh-e2e-guess', { timeout: 5000 })
+    await page.getByTestId('login-submit').click({ timeout: 5000 })
+    await expectText(page, 'login-error', 'That is not the client key.', 5000)
+    const cookies = await page.context().cookies(uiURL)
+    if (cookies.some((c) => c.name === 'longhaul_session')) throw new Error('a session cookie after a wrong key')
+  })
+  await step('Login: the right key opens the app', async () => {
+    await page.getByTestId('login-key').fill(clientKey, { timeout: 5000 })
+    await page.getByTestId('login-submit').click({ timeout: 5000 })
+    await expectText(page, 'proxy-state', 'Running', 10_000)
+    await nav(page, 'accounts')
+    await nav(page, 'monitor')
+    await page.getByTestId('monitor-row').first().waitFor({ timeout: 10_000 })
+  })
+  await step('Login: the session cookie is HttpOnly and SameSite=Strict', async () => {
+    const c = (await page.context().cookies(uiURL)).find((x) => x.name === 'longhaul_session')
+    if (c === undefined || !c.httpOnly || c.sameSite !== 'Strict') throw new Error(`cookie: ${JSON.stringify(c)}`)
+    const seen = await page.evaluate(() => document.cookie)
+    if (seen.includes('longhaul_session')) throw new Error('the page script can read the session cookie')
+  })
+  await step('Login: the API without the cookie answers 401, with it 200', async () => {
+    const without = await statusWithoutCookie(new URL('longhaul/v1/settings', uiURL).href)
+    if (without !== 401) throw new Error(`GET settings without the cookie = ${without}`)
+    const withCookie = await page.evaluate(async (u) => (await fetch(new URL('longhaul/v1/settings', u))).status, uiURL)
+    if (withCookie !== 200) throw new Error(`GET settings with the cookie = ${withCookie}`)
+  })
+  await step('Login: sign out asks for the key again', async () => {
+    await page.getByTestId('logout').click({ timeout: 5000 })
+    await page.getByTestId('login-page').waitFor({ timeout: 10_000 })
+    const after = await page.evaluate(async (u) => (await fetch(new URL('longhaul/v1/settings', u))).status, uiURL)
+    if (after !== 401) throw new Error(`GET settings after sign-out = ${after}`)
+  })
+  await step('Login: signing in again returns to the app', async () => {
+    await page.getByTestId('login-key').fill(clientKey, { timeout: 5000 })
+    await page.getByTestId('login-submit').click({ timeout: 5000 })
+    await expectText(page, 'proxy-state', 'Running', 10_000)
   })
 }
 

@@ -208,6 +208,7 @@ export namespace store {
 	    port: number;
 	    bind: string;
 	    client_key: string;
+	    allowed_origins: string[];
 	    max_body_bytes: number;
 	    request_timeout: string;
 	    rotation: RotationSettings;
