@@ -1,0 +1,223 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"longhaul/proxy/anthropic"
+)
+
+// The Responses translation reads requests with proxy/anthropic's scanner
+// (EachMember, ParseBlocks) rather than encoding/json: it never decodes the
+// text of a conversation, it copies each JSON string as it came, so an
+// 800 KB conversation translates in about a millisecond (BenchmarkResponses*).
+
+// ResponsesRequestError is a request the translation refuses: the HTTP status,
+// OpenAI's error code and the offending param, so the proxy answers it in the
+// client's own shape (JSON renders it with ErrorJSON).
+type ResponsesRequestError struct {
+	Status  int
+	Code    string // "" for none
+	Param   string // "" for none
+	Message string
+}
+
+func (e *ResponsesRequestError) Error() string {
+	if e.Param != "" {
+		return e.Param + ": " + e.Message
+	}
+	return e.Message
+}
+
+// JSON is the error in OpenAI's shape.
+func (e *ResponsesRequestError) JSON() []byte { return ErrorJSON(e.Status, e.Code, e.Param, e.Message) }
+
+// AnthropicJSON is the error in Anthropic's shape, for a Messages client whose
+// request could not be put into the Responses shape.
+func (e *ResponsesRequestError) AnthropicJSON() []byte {
+	return anthropic.ErrorJSON(anthropic.ErrorType(e.Status), e.Error())
+}
+
+func responsesBadRequest(param, format string, args ...any) *ResponsesRequestError {
+	return &ResponsesRequestError{Status: http.StatusBadRequest, Param: param, Message: fmt.Sprintf(format, args...)}
+}
+
+func responsesSyntaxError(err error) *ResponsesRequestError {
+	return &ResponsesRequestError{Status: http.StatusBadRequest, Message: "We could not parse the JSON body of your request: " + err.Error()}
+}
+
+// responsesFields holds the raw values of the members an item, a content part
+// or a tool may have: nil when absent. One struct for all of them keeps the
+// scan to a single switch.
+type responsesFields struct {
+	Type, Role, Content, ID, CallID, Name, Arguments, Output           []byte
+	Summary, EncryptedContent, Text, Refusal, ImageURL, FileID         []byte
+	FileData, FileURL, Filename, Description, Parameters, Format       []byte
+	Schema, Effort, Strict, Status, Data, MediaType, URL, Source, Kind []byte
+}
+
+func parseResponsesFields(obj []byte) (responsesFields, error) {
+	var f responsesFields
+	if len(obj) == 0 || obj[0] != '{' {
+		return f, fmt.Errorf("expected an object")
+	}
+	err := anthropic.EachMember(obj, func(k, v []byte) error {
+		switch string(k) {
+		case "type":
+			f.Type = v
+		case "role":
+			f.Role = v
+		case "content":
+			f.Content = v
+		case "id":
+			f.ID = v
+		case "call_id":
+			f.CallID = v
+		case "name":
+			f.Name = v
+		case "arguments":
+			f.Arguments = v
+		case "output":
+			f.Output = v
+		case "summary":
+			f.Summary = v
+		case "encrypted_content":
+			f.EncryptedContent = v
+		case "text":
+			f.Text = v
+		case "refusal":
+			f.Refusal = v
+		case "image_url":
+			f.ImageURL = v
+		case "file_id":
+			f.FileID = v
+		case "file_data":
+			f.FileData = v
+		case "file_url":
+			f.FileURL = v
+		case "filename":
+			f.Filename = v
+		case "description":
+			f.Description = v
+		case "parameters":
+			f.Parameters = v
+		case "format":
+			f.Format = v
+		case "schema":
+			f.Schema = v
+		case "effort":
+			f.Effort = v
+		case "strict":
+			f.Strict = v
+		case "status":
+			f.Status = v
+		case "data":
+			f.Data = v
+		case "media_type":
+			f.MediaType = v
+		case "url":
+			f.URL = v
+		case "source":
+			f.Source = v
+		case "kind":
+			f.Kind = v
+		}
+		return nil
+	})
+	return f, err
+}
+
+// responsesElements splits a JSON array into its raw elements.
+func responsesElements(arr []byte) ([][]byte, error) {
+	if len(arr) == 0 || arr[0] != '[' {
+		return nil, fmt.Errorf("expected an array")
+	}
+	blocks, err := anthropic.ParseBlocks(arr)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]byte, len(blocks))
+	for i, b := range blocks {
+		out[i] = b.Raw()
+	}
+	return out, nil
+}
+
+// isJSONString reports whether raw is a JSON string (not null, not absent).
+func isJSONString(raw []byte) bool { return len(raw) >= 2 && raw[0] == '"' }
+
+// isJSONNull reports whether raw is absent or null.
+func isJSONNull(raw []byte) bool { return len(raw) == 0 || string(raw) == "null" }
+
+// responsesWriter builds a JSON object member by member.
+type responsesWriter struct {
+	buf   *bytes.Buffer
+	first bool
+}
+
+func newResponsesWriter(buf *bytes.Buffer) responsesWriter {
+	buf.WriteByte('{')
+	return responsesWriter{buf: buf, first: true}
+}
+
+func (w *responsesWriter) key(k string) {
+	if !w.first {
+		w.buf.WriteByte(',')
+	}
+	w.first = false
+	w.buf.WriteByte('"')
+	w.buf.WriteString(k)
+	w.buf.WriteString(`":`)
+}
+
+// raw writes a member whose value is already JSON.
+func (w *responsesWriter) raw(k string, v []byte) {
+	w.key(k)
+	w.buf.Write(v)
+}
+
+// str writes a member whose value is the string s.
+func (w *responsesWriter) str(k, s string) {
+	w.key(k)
+	w.buf.Write(anthropic.Quote(s))
+}
+
+func (w *responsesWriter) int(k string, n int) {
+	w.key(k)
+	fmt.Fprintf(w.buf, "%d", n)
+}
+
+func (w *responsesWriter) end() { w.buf.WriteByte('}') }
+
+// compactJSON returns raw without insignificant whitespace (tool arguments are
+// sent compact, as the APIs themselves send them).
+func compactJSON(raw []byte) []byte {
+	if bytes.IndexAny(raw, " \t\r\n") < 0 {
+		return raw
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return raw
+	}
+	return buf.Bytes()
+}
+
+// splitDataURL splits "data:<media type>;base64,<data>".
+func splitDataURL(u string) (mediaType, data string, ok bool) {
+	rest, found := strings.CutPrefix(u, "data:")
+	if !found {
+		return "", "", false
+	}
+	meta, data, found := strings.Cut(rest, ",")
+	if !found {
+		return "", "", false
+	}
+	mediaType, found = strings.CutSuffix(meta, ";base64")
+	if !found || mediaType == "" {
+		return "", "", false
+	}
+	return mediaType, data, true
+}
