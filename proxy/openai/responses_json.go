@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -64,7 +65,16 @@ func parseResponsesFields(obj []byte) (responsesFields, error) {
 	if len(obj) == 0 || obj[0] != '{' {
 		return f, fmt.Errorf("expected an object")
 	}
-	err := anthropic.EachMember(obj, func(k, v []byte) error {
+	return f, f.read(obj, nil)
+}
+
+// read fills f from the object at the start of obj, calling seen (if not
+// nil) with each member's value.
+func (f *responsesFields) read(obj []byte, seen func(v []byte)) error {
+	return anthropic.EachMember(obj, func(k, v []byte) error {
+		if seen != nil {
+			seen(v)
+		}
 		switch string(k) {
 		case "type":
 			f.Type = v
@@ -127,23 +137,77 @@ func parseResponsesFields(obj []byte) (responsesFields, error) {
 		}
 		return nil
 	})
-	return f, err
 }
 
-// responsesElements splits a JSON array into its raw elements.
-func responsesElements(arr []byte) ([][]byte, error) {
+// responsesElem is an element of an array of objects: its raw bytes and the
+// members the translation reads.
+type responsesElem struct {
+	raw []byte
+	f   responsesFields
+}
+
+// responsesElements reads a JSON array of objects (responsesEachElement).
+func responsesElements(arr []byte) ([]responsesElem, error) {
+	var out []responsesElem
+	err := responsesEachElement(arr, func(_ int, e *responsesElem) error {
+		out = append(out, *e)
+		return nil
+	})
+	return out, err
+}
+
+// responsesEachElement reads a JSON array of objects in one pass, calling fn
+// with each element: its members are read while its end is found, so no byte
+// is scanned twice. A syntax error is a *ResponsesRequestError-free plain
+// error; fn's errors are returned as they are.
+func responsesEachElement(arr []byte, fn func(i int, e *responsesElem) error) error {
 	if len(arr) == 0 || arr[0] != '[' {
-		return nil, fmt.Errorf("expected an array")
+		return fmt.Errorf("expected an array")
 	}
-	blocks, err := anthropic.ParseBlocks(arr)
-	if err != nil {
-		return nil, err
+	i := skipResponsesWS(arr, 1)
+	if i < len(arr) && arr[i] == ']' {
+		return nil
 	}
-	out := make([][]byte, len(blocks))
-	for i, b := range blocks {
-		out[i] = b.Raw()
+	var e responsesElem
+	for n := 0; ; n++ {
+		if i >= len(arr) || arr[i] != '{' {
+			return fmt.Errorf("expected an object at byte %d", i)
+		}
+		obj := arr[i:]
+		e = responsesElem{}
+		last := 1 // end of the last member's value, relative to obj
+		err := e.f.read(obj, func(v []byte) { last = cap(obj) - cap(v) + len(v) })
+		if err != nil {
+			return err
+		}
+		end := skipResponsesWS(obj, last)
+		if end >= len(obj) || obj[end] != '}' {
+			return fmt.Errorf("expected '}' at byte %d", i+end)
+		}
+		e.raw = obj[:end+1]
+		if err := fn(n, &e); err != nil {
+			return err
+		}
+		i = skipResponsesWS(arr, i+end+1)
+		if i >= len(arr) {
+			return fmt.Errorf("unterminated array")
+		}
+		switch arr[i] {
+		case ',':
+			i = skipResponsesWS(arr, i+1)
+		case ']':
+			return nil
+		default:
+			return fmt.Errorf("expected ',' or ']' at byte %d", i)
+		}
 	}
-	return out, nil
+}
+
+func skipResponsesWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 // isJSONString reports whether raw is a JSON string (not null, not absent).
@@ -220,4 +284,64 @@ func splitDataURL(u string) (mediaType, data string, ok bool) {
 		return "", "", false
 	}
 	return mediaType, data, true
+}
+
+// isEmptyJSONString reports whether raw is the JSON string "" (checked on the
+// raw bytes: decoding a long text only to test it for emptiness is wasted work).
+func isEmptyJSONString(raw []byte) bool { return len(raw) == 2 && raw[0] == '"' }
+
+// responsesCheckStrings validates what the scanner skips inside strings:
+// escapes and control characters. The translation copies strings as they
+// came, so a malformed one would otherwise reach the output. Eight bytes are
+// checked at a time; only quotes, backslashes and control bytes stop it.
+func responsesCheckStrings(b []byte) error {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	inString := false
+	for i := 0; i < len(b); {
+		for i+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[i:])
+			q, bs := x^(ones*'"'), x^(ones*'\\')
+			if ((q-ones)&^q|(bs-ones)&^bs|(x-ones*0x20)&^x)&highs != 0 {
+				break
+			}
+			i += 8
+		}
+		if i >= len(b) {
+			break
+		}
+		switch c := b[i]; {
+		case c == '"':
+			inString = !inString
+			i++
+		case c == '\\' && inString:
+			if i+1 >= len(b) {
+				return fmt.Errorf("unterminated escape at byte %d", i)
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) || !isHex4(b[i+2:i+6]) {
+					return fmt.Errorf("invalid \\u escape at byte %d", i)
+				}
+				i += 6
+			default:
+				return fmt.Errorf("invalid escape at byte %d", i)
+			}
+		case c < 0x20 && inString:
+			return fmt.Errorf("control character in a string at byte %d", i)
+		default:
+			i++
+		}
+	}
+	return nil
+}
+
+func isHex4(h []byte) bool {
+	for _, c := range h {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }

@@ -3,6 +3,7 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -136,8 +137,8 @@ type ResponsesRequestOptions struct {
 // responsesTurn is one Messages message being built.
 type responsesTurn struct {
 	role   string
-	str    []byte   // raw string content, when the item had a string content and nothing merged into it
-	blocks [][]byte // raw blocks otherwise
+	str    []byte           // raw string content, when the item had a string content and nothing merged into it
+	blocks []responsesBlock // blocks otherwise
 }
 
 type responsesTurns struct {
@@ -147,11 +148,21 @@ type responsesTurns struct {
 	answered map[string]bool // call ids with a function_call_output
 }
 
-func (t *responsesTurns) add(role string, block []byte) {
+// responsesBlock is a content block as the segments of its JSON, written one
+// after the other: a long text is referenced where it lies in the client's
+// body, never copied into a block of its own.
+type responsesBlock [][]byte
+
+var (
+	responsesTextPrefix   = []byte(`{"type":"text","text":`)
+	responsesClosingBrace = []byte(`}`)
+)
+
+func (t *responsesTurns) add(role string, block responsesBlock) {
 	if n := len(t.turns); n > 0 && t.turns[n-1].role == role {
 		last := &t.turns[n-1]
 		if last.str != nil {
-			if anthropic.Unquote(last.str) != "" {
+			if !isEmptyJSONString(last.str) {
 				last.blocks = append(last.blocks, responsesTextBlock(last.str))
 			}
 			last.str = nil
@@ -159,12 +170,12 @@ func (t *responsesTurns) add(role string, block []byte) {
 		last.blocks = append(last.blocks, block)
 		return
 	}
-	t.turns = append(t.turns, responsesTurn{role: role, blocks: [][]byte{block}})
+	t.turns = append(t.turns, responsesTurn{role: role, blocks: []responsesBlock{block}})
 }
 
 func (t *responsesTurns) addString(role string, raw []byte) {
 	if n := len(t.turns); n > 0 && t.turns[n-1].role == role {
-		if anthropic.Unquote(raw) != "" {
+		if !isEmptyJSONString(raw) {
 			t.add(role, responsesTextBlock(raw))
 		}
 		return
@@ -172,11 +183,14 @@ func (t *responsesTurns) addString(role string, raw []byte) {
 	t.turns = append(t.turns, responsesTurn{role: role, str: raw})
 }
 
-func responsesTextBlock(rawText []byte) []byte {
-	b := make([]byte, 0, len(rawText)+24)
-	b = append(b, `{"type":"text","text":`...)
-	b = append(b, rawText...)
-	return append(b, '}')
+func responsesTextBlock(rawText []byte) responsesBlock {
+	return responsesBlock{responsesTextPrefix, rawText, responsesClosingBrace}
+}
+
+func (b responsesBlock) writeTo(out *bytes.Buffer) {
+	for _, seg := range b {
+		out.Write(seg)
+	}
 }
 
 // ResponsesRequestToAnthropic translates a Responses request into a Messages
@@ -189,6 +203,9 @@ func ResponsesRequestToAnthropic(body []byte, opts ResponsesRequestOptions) ([]b
 	)
 	if len(body) == 0 || body[0] != '{' {
 		return nil, responsesBadRequest("", "The request body must be a JSON object.")
+	}
+	if err := responsesCheckStrings(body); err != nil {
+		return nil, responsesSyntaxError(err)
 	}
 	err := anthropic.EachMember(body, func(k, v []byte) error {
 		switch string(k) {
@@ -260,7 +277,7 @@ func ResponsesRequestToAnthropic(body []byte, opts ResponsesRequestOptions) ([]b
 
 	var system [][]byte // raw JSON strings
 	if isJSONString(instructions) {
-		if anthropic.Unquote(instructions) != "" {
+		if !isEmptyJSONString(instructions) {
 			system = append(system, instructions)
 		}
 	} else if !isJSONNull(instructions) {
@@ -271,16 +288,17 @@ func ResponsesRequestToAnthropic(body []byte, opts ResponsesRequestOptions) ([]b
 	case isJSONString(input):
 		turns.addString("user", input)
 	case len(input) > 0 && input[0] == '[':
-		items, err := responsesElements(input)
+		err := responsesEachElement(input, func(i int, item *responsesElem) error {
+			sys, err := turns.item(&item.f, i, opts.KeepReasoning)
+			system = append(system, sys...)
+			return err
+		})
+		var re *ResponsesRequestError
+		if errors.As(err, &re) {
+			return nil, re
+		}
 		if err != nil {
 			return nil, responsesSyntaxError(err)
-		}
-		for i, item := range items {
-			sys, err := turns.item(item, "input["+strconv.Itoa(i)+"]", opts.KeepReasoning)
-			if err != nil {
-				return nil, err
-			}
-			system = append(system, sys...)
 		}
 	case isJSONNull(input):
 		if prior == nil {
@@ -296,7 +314,7 @@ func ResponsesRequestToAnthropic(body []byte, opts ResponsesRequestOptions) ([]b
 	}
 
 	var out bytes.Buffer
-	out.Grow(len(body) + 256)
+	out.Grow(len(body) + len(body)/8 + 1024)
 	w := newResponsesWriter(&out)
 	w.raw("model", model)
 
@@ -323,7 +341,7 @@ func ResponsesRequestToAnthropic(body []byte, opts ResponsesRequestOptions) ([]b
 				if i > 0 {
 					out.WriteByte(',')
 				}
-				out.Write(responsesTextBlock(s))
+				responsesTextBlock(s).writeTo(&out)
 			}
 			out.WriteByte(']')
 		}
@@ -453,7 +471,7 @@ func writeResponsesTurn(out *bytes.Buffer, t responsesTurn) {
 	if t.role == "user" {
 		// Messages wants a turn's tool_result blocks before anything else.
 		blocks = slices.Clone(blocks)
-		slices.SortStableFunc(blocks, func(a, b []byte) int {
+		slices.SortStableFunc(blocks, func(a, b responsesBlock) int {
 			return responsesBlockRank(a) - responsesBlockRank(b)
 		})
 	}
@@ -462,13 +480,13 @@ func writeResponsesTurn(out *bytes.Buffer, t responsesTurn) {
 		if i > 0 {
 			out.WriteByte(',')
 		}
-		out.Write(b)
+		b.writeTo(out)
 	}
 	out.WriteString("]}")
 }
 
-func responsesBlockRank(block []byte) int {
-	if bytes.HasPrefix(block, []byte(`{"type":"tool_result"`)) {
+func responsesBlockRank(block responsesBlock) int {
+	if len(block) > 0 && bytes.HasPrefix(block[0], []byte(`{"type":"tool_result"`)) {
 		return 0
 	}
 	return 1
@@ -477,11 +495,8 @@ func responsesBlockRank(block []byte) int {
 // item translates one input item, appending to the turns; system and
 // developer messages are returned as raw strings for the system prompt
 // (Messages has no system turns).
-func (t *responsesTurns) item(raw []byte, param string, keepReasoning bool) (system [][]byte, err error) {
-	f, err := parseResponsesFields(raw)
-	if err != nil {
-		return nil, responsesBadRequest(param, "Invalid input item: expected an object.")
-	}
+func (t *responsesTurns) item(f *responsesFields, index int, keepReasoning bool) (system [][]byte, err error) {
+	param := "input[" + strconv.Itoa(index) + "]"
 	typ := anthropic.Unquote(f.Type)
 	if typ == "" && f.Role != nil {
 		typ = "message"
@@ -505,7 +520,7 @@ func (t *responsesTurns) item(raw []byte, param string, keepReasoning bool) (sys
 			return nil, responsesBadRequest(param+".content", "Invalid 'content': expected a string or an array of content parts.")
 		}
 		for j, p := range parts {
-			block, err := responsesPartToAnthropic(p, param+".content["+strconv.Itoa(j)+"]")
+			block, err := responsesPartToAnthropic(p.f, param+".content["+strconv.Itoa(j)+"]")
 			if err != nil {
 				return nil, err
 			}
@@ -527,6 +542,7 @@ func (t *responsesTurns) item(raw []byte, param string, keepReasoning bool) (sys
 			t.order = append(t.order, id)
 		}
 		var b bytes.Buffer
+		b.Grow(len(f.CallID) + len(f.Name) + len(args) + 48)
 		b.WriteString(`{"type":"tool_use","id":`)
 		b.Write(f.CallID)
 		b.WriteString(`,"name":`)
@@ -534,7 +550,7 @@ func (t *responsesTurns) item(raw []byte, param string, keepReasoning bool) (sys
 		b.WriteString(`,"input":`)
 		b.Write(args)
 		b.WriteByte('}')
-		t.add("assistant", b.Bytes())
+		t.add("assistant", responsesBlock{b.Bytes()})
 		return nil, nil
 	case "function_call_output":
 		id := anthropic.Unquote(f.CallID)
@@ -542,40 +558,41 @@ func (t *responsesTurns) item(raw []byte, param string, keepReasoning bool) (sys
 			return nil, responsesBadRequest(param+".call_id", "No tool call found for function call output with call_id %s.", id)
 		}
 		t.answered[id] = true
-		var b bytes.Buffer
-		b.WriteString(`{"type":"tool_result","tool_use_id":`)
-		b.Write(f.CallID)
-		b.WriteString(`,"content":`)
+		head := make([]byte, 0, len(f.CallID)+48)
+		head = append(head, `{"type":"tool_result","tool_use_id":`...)
+		head = append(head, f.CallID...)
+		head = append(head, `,"content":`...)
+		block := responsesBlock{head}
 		switch {
 		case isJSONString(f.Output):
-			b.Write(f.Output)
+			block = append(block, f.Output)
 		case len(f.Output) > 0 && f.Output[0] == '[':
 			parts, err := responsesElements(f.Output)
 			if err != nil {
 				return nil, responsesBadRequest(param+".output", "Invalid 'output': expected a string or an array of content parts.")
 			}
-			b.WriteByte('[')
-			n := 0
+			open := []byte("[")
 			for j, p := range parts {
-				block, err := responsesPartToAnthropic(p, param+".output["+strconv.Itoa(j)+"]")
+				part, err := responsesPartToAnthropic(p.f, param+".output["+strconv.Itoa(j)+"]")
 				if err != nil {
 					return nil, err
 				}
-				if block == nil {
+				if part == nil {
 					continue
 				}
-				if n > 0 {
-					b.WriteByte(',')
-				}
-				b.Write(block)
-				n++
+				block = append(block, open)
+				block = append(block, part...)
+				open = []byte(",")
 			}
-			b.WriteByte(']')
+			if len(open) == 1 && open[0] == '[' {
+				block = append(block, open)
+			}
+			block = append(block, []byte("]"))
 		default:
 			return nil, responsesBadRequest(param+".output", "Invalid 'output': expected a string or an array of content parts.")
 		}
-		b.WriteByte('}')
-		t.add("user", b.Bytes())
+		block = append(block, responsesClosingBrace)
+		t.add("user", block)
 		return nil, nil
 	case "reasoning":
 		enc := anthropic.Unquote(f.EncryptedContent)
@@ -603,7 +620,7 @@ func (t *responsesTurns) item(raw []byte, param string, keepReasoning bool) (sys
 		default:
 			return nil, nil
 		}
-		t.add("assistant", b.Bytes())
+		t.add("assistant", responsesBlock{b.Bytes()})
 		return nil, nil
 	case "item_reference":
 		return nil, responsesBadRequest(param, "Item references need items stored by OpenAI; send the items themselves (or use previous_response_id).")
@@ -619,7 +636,7 @@ func responsesSummaryText(summary []byte) string {
 	}
 	var texts []string
 	for _, p := range parts {
-		if f, err := parseResponsesFields(p); err == nil && isJSONString(f.Text) {
+		if f := p.f; isJSONString(f.Text) {
 			texts = append(texts, anthropic.Unquote(f.Text))
 		}
 	}
@@ -628,7 +645,7 @@ func responsesSummaryText(summary []byte) string {
 
 func responsesSystemTexts(content []byte, param string) ([][]byte, error) {
 	if isJSONString(content) {
-		if anthropic.Unquote(content) == "" {
+		if isEmptyJSONString(content) {
 			return nil, nil
 		}
 		return [][]byte{content}, nil
@@ -639,11 +656,11 @@ func responsesSystemTexts(content []byte, param string) ([][]byte, error) {
 	}
 	var out [][]byte
 	for j, p := range parts {
-		f, err := parseResponsesFields(p)
-		if err != nil || anthropic.Unquote(f.Type) != "input_text" || !isJSONString(f.Text) {
+		f := p.f
+		if anthropic.Unquote(f.Type) != "input_text" || !isJSONString(f.Text) {
 			return nil, responsesBadRequest(param+".content["+strconv.Itoa(j)+"]", "System and developer messages may only hold input_text parts.")
 		}
-		if anthropic.Unquote(f.Text) != "" {
+		if !isEmptyJSONString(f.Text) {
 			out = append(out, f.Text)
 		}
 	}
@@ -671,11 +688,7 @@ func responsesArguments(raw []byte, param string) ([]byte, error) {
 
 // responsesPartToAnthropic translates a content part; nil for an empty text
 // (Messages refuses empty text blocks).
-func responsesPartToAnthropic(raw []byte, param string) ([]byte, error) {
-	f, err := parseResponsesFields(raw)
-	if err != nil {
-		return nil, responsesBadRequest(param, "Invalid content part: expected an object.")
-	}
+func responsesPartToAnthropic(f responsesFields, param string) (responsesBlock, error) {
 	var b bytes.Buffer
 	switch typ := anthropic.Unquote(f.Type); typ {
 	case "input_text", "output_text", "refusal":
@@ -686,7 +699,7 @@ func responsesPartToAnthropic(raw []byte, param string) ([]byte, error) {
 		if !isJSONString(txt) {
 			return nil, responsesBadRequest(param+".text", "Missing required parameter: 'text'.")
 		}
-		if anthropic.Unquote(txt) == "" {
+		if isEmptyJSONString(txt) {
 			return nil, nil
 		}
 		return responsesTextBlock(txt), nil
@@ -710,7 +723,7 @@ func responsesPartToAnthropic(raw []byte, param string) ([]byte, error) {
 			return nil, responsesBadRequest(param+".image_url", "Invalid 'image_url': expected an http(s) URL or a base64 data URL.")
 		}
 		b.WriteByte('}')
-		return b.Bytes(), nil
+		return responsesBlock{b.Bytes()}, nil
 	case "input_file":
 		b.WriteString(`{"type":"document","source":`)
 		switch {
@@ -734,7 +747,7 @@ func responsesPartToAnthropic(raw []byte, param string) ([]byte, error) {
 			b.Write(f.Filename)
 		}
 		b.WriteByte('}')
-		return b.Bytes(), nil
+		return responsesBlock{b.Bytes()}, nil
 	default:
 		return nil, responsesBadRequest(param+".type", "Content parts of type '%s' are not supported by this upstream.", typ)
 	}
@@ -750,11 +763,8 @@ func responsesToolsToAnthropic(w *responsesWriter, tools []byte) (int, error) {
 	}
 	var builtin []string
 	var defs [][]byte
-	for i, raw := range elems {
-		f, err := parseResponsesFields(raw)
-		if err != nil {
-			return 0, responsesBadRequest("tools["+strconv.Itoa(i)+"]", "Invalid tool: expected an object.")
-		}
+	for i, e := range elems {
+		f := e.f
 		typ := anthropic.Unquote(f.Type)
 		if responsesBuiltinTool(typ) {
 			if !slices.Contains(builtin, typ) {

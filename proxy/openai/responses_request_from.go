@@ -14,6 +14,9 @@ import (
 // comes back encrypted so it can be replayed. Errors are
 // *ResponsesRequestError; AnthropicJSON renders them for a Messages client.
 func ResponsesRequestFromAnthropic(body []byte, opts ResponsesRequestOptions) ([]byte, error) {
+	if err := responsesCheckStrings(body); err != nil {
+		return nil, responsesSyntaxError(err)
+	}
 	req, err := anthropic.ParseRequest(body)
 	if err != nil {
 		return nil, responsesSyntaxError(err)
@@ -381,11 +384,8 @@ func responsesToolsFromAnthropic(w *responsesWriter, tools []byte) error {
 	}
 	var server []string
 	var defs [][]byte
-	for i, raw := range elems {
-		f, err := parseResponsesFields(raw)
-		if err != nil {
-			return responsesBadRequest("tools."+strconv.Itoa(i), "tools.%d: expected an object", i)
-		}
+	for i, e := range elems {
+		f := e.f
 		if typ := anthropic.Unquote(f.Type); typ != "" && typ != "custom" {
 			server = append(server, typ)
 			continue
@@ -401,7 +401,7 @@ func responsesToolsFromAnthropic(w *responsesWriter, tools []byte) error {
 			b.Write(f.Description)
 		}
 		b.WriteString(`,"parameters":`)
-		b.Write(responsesObjectSchema(anthropic.MemberValue(raw, "input_schema")))
+		b.Write(responsesObjectSchema(anthropic.MemberValue(e.raw, "input_schema")))
 		b.WriteString(`,"strict":false}`)
 		defs = append(defs, b.Bytes())
 	}

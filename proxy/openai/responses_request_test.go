@@ -17,6 +17,9 @@ func TestResponsesRequestToAnthropicRefusesBadInput(t *testing.T) {
 		{"not an object", `[1]`, "", "", "JSON object"},
 		{"malformed JSON", `{"model":"gpt-5","input":[{"type":"message"`, "", "", "could not parse"},
 		{"missing model", `{"input":"hi"}`, "model", "", "'model'"},
+		{"invalid escape", `{"model":"","input":"\0"}`, "", "", "invalid escape"},
+		{"control character in a string", "{\"model\":\"m\",\"input\":\"a\x01b\"}", "", "", "control character"},
+		{"bad unicode escape", `{"model":"m","input":"\u12G4"}`, "", "", "\\u escape"},
 		{"missing input", `{"model":"m"}`, "input", "", "'input'"},
 		{"input of the wrong type", `{"model":"m","input":42}`, "input", "", "expected a string or an array"},
 		{"unknown item type", `{"model":"m","input":[{"type":"web_search_call","id":"ws_1"}]}`, "input[0].type", "", "web_search_call"},
@@ -69,6 +72,7 @@ func TestResponsesRequestToAnthropicRefusesBadInput(t *testing.T) {
 func TestResponsesRequestFromAnthropicRefusesBadInput(t *testing.T) {
 	tests := []struct{ name, body, param, want string }{
 		{"malformed JSON", `{"model":"gpt-5","messages":[`, "", "could not parse"},
+		{"invalid escape", `{"model":"gpt-5","max_tokens":10,"messages":[{"role":"user","content":"\q"}]}`, "", "invalid escape"},
 		{"missing model", `{"max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`, "model", "Field required"},
 		{"missing max_tokens", `{"model":"gpt-5","messages":[{"role":"user","content":"hi"}]}`, "max_tokens", "Field required"},
 		{"server tools", `{"model":"gpt-5","max_tokens":10,"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"web_search_20250305","name":"web_search"},{"name":"Read","input_schema":{"type":"object"}},{"type":"bash_20250124","name":"bash"}]}`, "tools", "web_search_20250305, bash_20250124"},

@@ -26,8 +26,8 @@ func TestResponsesStreamFromAnthropicIsWellFormed(t *testing.T) {
 			for i, ev := range readSSE(t, runStreamFromAnthropic(t, in, ResponsesReplyOptions{})) {
 				var d struct {
 					Type           string
-					SequenceNumber *int `json:"sequence_number"`
-					OutputIndex    *int `json:"output_index"`
+					SequenceNumber *int   `json:"sequence_number"`
+					OutputIndex    *int   `json:"output_index"`
 					ItemID         string `json:"item_id"`
 					Item           struct{ ID string }
 				}

@@ -1,0 +1,139 @@
+package openai
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// responsesConversation builds a Codex-like Responses request of at least
+// size bytes: rounds of a user message, reasoning, a function call and its
+// output (shell listings and source text, with escapes and non-ASCII).
+func responsesConversation(size int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"model":"gpt-5-codex","instructions":"You are Codex, a coding agent running in a terminal.","stream":true,"store":false,"input":[`)
+	text := strings.Repeat("Read the file and explain \"why\" it fails — naïve 修复\n", 8)
+	listing := strings.Repeat("-rw-r--r-- 1 dev dev 4096 main.go\tpackage main\\n\n", 40)
+	for i := 0; b.Len() < size; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"type":"message","role":"user","content":[{"type":"input_text","text":%q}]},`, text)
+		fmt.Fprintf(&b, `{"type":"reasoning","id":"rs_%d","summary":[{"type":"summary_text","text":"Plan step %d."}],"encrypted_content":"gAAAA%d"},`, i, i, i)
+		fmt.Fprintf(&b, `{"type":"function_call","call_id":"call_%d","name":"shell","arguments":%q},`, i, `{"command":["ls","-la","/src"]}`)
+		fmt.Fprintf(&b, `{"type":"function_call_output","call_id":"call_%d","output":%q},`, i, listing)
+		fmt.Fprintf(&b, `{"type":"message","role":"assistant","content":[{"type":"output_text","text":%q,"annotations":[]}]}`, text)
+	}
+	b.WriteString(`],"tools":[{"type":"function","name":"shell","parameters":{"type":"object","properties":{"command":{"type":"array","items":{"type":"string"}}}},"strict":false}],"reasoning":{"effort":"medium"}}`)
+	return []byte(b.String())
+}
+
+const responsesBenchSize = 800 << 10
+
+func BenchmarkResponsesRequestToAnthropic800KB(b *testing.B) {
+	body := responsesConversation(responsesBenchSize)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	p50 := responsesP50(b, func() {
+		if _, err := ResponsesRequestToAnthropic(body, ResponsesRequestOptions{KeepReasoning: true}); err != nil {
+			b.Fatal(err)
+		}
+	})
+	b.ReportMetric(float64(p50.Microseconds())/1000, "p50-ms")
+}
+
+func BenchmarkResponsesRequestFromAnthropic800KB(b *testing.B) {
+	msgs, err := ResponsesRequestToAnthropic(responsesConversation(responsesBenchSize), ResponsesRequestOptions{KeepReasoning: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(msgs)))
+	b.ReportAllocs()
+	p50 := responsesP50(b, func() {
+		if _, err := ResponsesRequestFromAnthropic(msgs, ResponsesRequestOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	})
+	b.ReportMetric(float64(p50.Microseconds())/1000, "p50-ms")
+}
+
+// responsesP50 runs fn b.N times and returns the median duration.
+func responsesP50(b *testing.B, fn func()) time.Duration {
+	times := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for b.Loop() {
+		start := time.Now()
+		fn()
+		times = append(times, time.Since(start))
+	}
+	b.StopTimer()
+	if len(times) == 0 {
+		return 0
+	}
+	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+	return times[len(times)/2]
+}
+
+// The benchmark conversation is a valid request whose translation keeps every
+// round: a check that the benchmark measures real work.
+func TestResponsesBenchConversationTranslates(t *testing.T) {
+	body := responsesConversation(64 << 10)
+	out, err := ResponsesRequestToAnthropic(body, ResponsesRequestOptions{KeepReasoning: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ResponsesRequestFromAnthropic(out, ResponsesRequestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := strings.Count(string(body), `"type":"function_call_output"`)
+	if calls < 10 || strings.Count(string(out), `"type":"tool_result"`) != calls || strings.Count(string(back), `"type":"function_call_output"`) != calls ||
+		strings.Count(string(back), `"encrypted_content"`) != calls {
+		t.Errorf("%d rounds in; %d tool_results, %d outputs, %d reasoning items out", calls,
+			strings.Count(string(out), `"type":"tool_result"`), strings.Count(string(back), `"type":"function_call_output"`), strings.Count(string(back), `"encrypted_content"`))
+	}
+}
+
+// FuzzResponsesRequestToAnthropic: any input gives valid JSON or a typed
+// error, never a panic; and valid output translates onward.
+func FuzzResponsesRequestToAnthropic(f *testing.F) {
+	files, _ := filepath.Glob("testdata/responses/request_to_anthropic/*.input.json")
+	for _, file := range files {
+		if b, err := os.ReadFile(file); err == nil {
+			f.Add(b, false)
+			f.Add(b, true)
+		}
+	}
+	f.Add([]byte(`{"model":"m","input":"hi"}`), false)
+	f.Add([]byte(`{"model":"m","input":[{"type":"function_call","call_id":"c","name":"f","arguments":"{\"a\":1}"},{"type":"function_call_output","call_id":"c","output":[{"type":"input_text","text":"x"}]}]}`), true)
+	f.Fuzz(func(t *testing.T, body []byte, keep bool) {
+		out, err := ResponsesRequestToAnthropic(body, ResponsesRequestOptions{KeepReasoning: keep})
+		if err != nil {
+			var re *ResponsesRequestError
+			if !errors.As(err, &re) || re.Status != 400 || !json.Valid(re.JSON()) {
+				t.Fatalf("untyped error %v for %q", err, body)
+			}
+			return
+		}
+		if !json.Valid(out) {
+			t.Fatalf("invalid JSON %q for %q", out, body)
+		}
+		back, err := ResponsesRequestFromAnthropic(out, ResponsesRequestOptions{})
+		if err != nil {
+			var re *ResponsesRequestError
+			if !errors.As(err, &re) {
+				t.Fatalf("untyped error %v translating back %q", err, out)
+			}
+			return
+		}
+		if !json.Valid(back) {
+			t.Fatalf("invalid JSON back %q for %q", back, out)
+		}
+	})
+}
