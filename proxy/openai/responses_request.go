@@ -15,7 +15,43 @@ import (
 // Request translation between the Responses API and Anthropic Messages.
 // Wire formats checked against openai-node's src/resources/responses
 // (ResponseCreateParams, ResponseInputItem, FunctionTool, ResponseReasoningItem)
-// and the Messages API reference; the field-by-field table is in README.md.
+// and the Messages API reference. Field by field (Responses ⇄ Messages):
+//
+//	model                     ⇄ model
+//	instructions, system and  ⇄ system (a string, or text blocks when several;
+//	  developer messages           Messages has no system turns)
+//	input string              ⇄ one user message with string content
+//	message items             ⇄ user/assistant turns; consecutive items of one
+//	                             role merge into one turn; input_text and
+//	                             output_text ⇄ text, refusal → text,
+//	                             input_image (https or data URL) ⇄ image,
+//	                             input_file (PDF data URL or file_url) ⇄ document
+//	function_call             ⇄ tool_use (call_id = id; arguments string ⇄ input object)
+//	function_call_output      ⇄ tool_result (output string or parts ⇄ content);
+//	                             is_error is dropped (no counterpart)
+//	reasoning                 → thinking only when it can be restored: OpenAI's
+//	                             encrypted_content rides in a marked signature
+//	                             (KeepReasoning), Claude's own signature or
+//	                             redacted data rides back in encrypted_content;
+//	                             a signature never reaches the other family
+//	tools (function)          ⇄ tools (parameters ⇄ input_schema, kept an object
+//	                             schema; strict false toward OpenAI)
+//	built-in tools            → 400 naming them (both directions)
+//	tool_choice auto/required/none/{function} ⇄ {auto}/{any}/{none}/{tool}
+//	parallel_tool_calls false ⇄ tool_choice.disable_parallel_tool_use
+//	max_output_tokens         ⇄ max_tokens (default ResponsesDefaultMaxTokens)
+//	reasoning.effort          ⇄ thinking budget (low 2048, medium 8192, high
+//	                             24576; minimal/none → off; dropped when a tool
+//	                             is forced, as Messages requires)
+//	text.format json_schema   ⇄ output_config.format json_schema
+//	temperature, top_p        ⇄ temperature, top_p (dropped with thinking on)
+//	metadata.user_id, else    ⇄ metadata.user_id (the proxy's session key)
+//	  prompt_cache_key/user
+//	stream                    ⇄ stream
+//	store, include, truncation, service_tier, stop_sequences, top_k: dropped;
+//	toward OpenAI store is false and encrypted reasoning is included, so each
+//	request carries the whole conversation.
+//	previous_response_id      → the stored conversation (ResponsesStore) first
 
 // ResponsesDefaultMaxTokens is the max_tokens of a Messages request translated
 // from a Responses request without max_output_tokens (Messages requires one;

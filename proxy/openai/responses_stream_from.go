@@ -292,7 +292,16 @@ func (s *ResponsesStreamFromAnthropic) blockStart(data []byte, write func([]byte
 		b.itemID, b.outputIndex = responsesFunctionCallID(b.callID), s.nextOutput
 		s.nextOutput++
 		item := responsesFunctionCallItem{ID: b.itemID, Type: "function_call", Status: "in_progress", CallID: b.callID, Name: b.name}
-		return s.emitJSON(write, "response.output_item.added", responsesItemEvent{Type: "response.output_item.added", SequenceNumber: s.seq, OutputIndex: b.outputIndex, Item: item})
+		if err := s.emitJSON(write, "response.output_item.added", responsesItemEvent{Type: "response.output_item.added", SequenceNumber: s.seq, OutputIndex: b.outputIndex, Item: item}); err != nil {
+			return err
+		}
+		// The API starts a tool_use with an empty input and streams it; a
+		// replayed stream may carry the whole input here instead.
+		if in := compactJSON(ev.ContentBlock.Input); len(in) > 0 && string(in) != "{}" {
+			b.text.Write(in)
+			return s.deltaFrame(write, "response.function_call_arguments.delta", b, "", 0, anthropic.Quote(string(in)), false)
+		}
+		return nil
 	case "redacted_thinking":
 		// Complete at its start: announced and finished at once, its data
 		// carried for the way back to Anthropic.

@@ -180,3 +180,31 @@ func TestResponsesStreamToAnthropicMapsIncompleteAndArgumentsOnlyAtDone(t *testi
 		}
 	}
 }
+
+func TestResponsesStreamsCarryWholeInputsAndNestedErrors(t *testing.T) {
+	from := NewResponsesStreamFromAnthropic(ResponsesReplyOptions{})
+	var out strings.Builder
+	write := func(f []byte) error { out.Write(f); return nil }
+	for _, ev := range []struct{ name, data string }{
+		{"message_start", `{"type":"message_start","message":{"id":"msg_1","model":"m","usage":{}}}`},
+		{"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"f","input":{"path": "/a"}}}`},
+		{"content_block_stop", `{"type":"content_block_stop","index":0}`},
+	} {
+		if err := from.Event(ev.name, []byte(ev.data), write); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !strings.Contains(out.String(), `"name":"f","arguments":"{\"path\":\"/a\"}"`) {
+		t.Errorf("a tool_use whose input came whole lost it:\n%s", out.String())
+	}
+
+	to := NewResponsesStreamToAnthropic(ResponsesReplyOptions{})
+	var last string
+	emit := func(name string, data []byte) error { last = name + " " + string(data); return nil }
+	if err := to.Event("error", []byte(`{"type":"error","error":{"code":"rate_limit_exceeded","message":"Slow down."}}`), emit); err != nil {
+		t.Fatal(err)
+	}
+	if last != `error {"type":"error","error":{"type":"rate_limit_error","message":"Slow down."}}` {
+		t.Errorf("nested error became %s", last)
+	}
+}

@@ -51,8 +51,9 @@ type responsesStreamEvent struct {
 	Part         *struct {
 		Type string `json:"type"`
 	} `json:"part"`
-	Code    *string `json:"code"`
-	Message string  `json:"message"`
+	Code    *string         `json:"code"`
+	Message string          `json:"message"`
+	Error   *responsesError `json:"error"`
 }
 
 // Event translates one Responses event.
@@ -135,6 +136,9 @@ func (s *ResponsesStreamToAnthropic) Event(name string, data []byte, emit func(n
 			code = *ev.Code
 		}
 		msg := ev.Message
+		if msg == "" && ev.Error != nil { // some compatible servers nest it
+			msg, code = ev.Error.Message, ev.Error.Code
+		}
 		if msg == "" {
 			msg = "The upstream stream reported an error."
 		}
