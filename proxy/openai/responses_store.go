@@ -14,6 +14,7 @@ import (
 const (
 	DefaultResponsesStoreEntries = 512
 	DefaultResponsesStoreTTL     = time.Hour
+	DefaultResponsesStoreBytes   = 64 << 20
 )
 
 // ResponsesStoreOptions configures a ResponsesStore. The zero value is usable.
@@ -21,6 +22,11 @@ type ResponsesStoreOptions struct {
 	// MaxEntries bounds the responses kept; beyond it the least recently
 	// used is dropped. 0 = DefaultResponsesStoreEntries.
 	MaxEntries int
+	// MaxBytes bounds the messages' bytes held, counted per entry (bytes a
+	// chain of responses shares count once per entry, so the real footprint
+	// is smaller); beyond it the least recently used go first.
+	// 0 = DefaultResponsesStoreBytes.
+	MaxBytes int
 	// TTL is how long a response is kept after it was stored or last used.
 	// 0 = DefaultResponsesStoreTTL.
 	TTL time.Duration
@@ -41,11 +47,13 @@ type ResponsesStore struct {
 	mu    sync.Mutex
 	byID  map[string]*list.Element
 	order *list.List // front = most recently used
+	bytes int        // sum of the entries' sizes
 }
 
 type responsesStoreEntry struct {
 	id, session string
 	conv        ResponsesConversation
+	size        int
 	expires     time.Time
 }
 
@@ -56,6 +64,9 @@ func NewResponsesStore(opts ResponsesStoreOptions) *ResponsesStore {
 	}
 	if opts.TTL <= 0 {
 		opts.TTL = DefaultResponsesStoreTTL
+	}
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = DefaultResponsesStoreBytes
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -69,12 +80,18 @@ func (s *ResponsesStore) Put(session, id string, conv ResponsesConversation) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if el, ok := s.byID[id]; ok {
-		s.order.Remove(el)
-		delete(s.byID, id)
+		s.drop(el)
 	}
-	e := &responsesStoreEntry{id: id, session: session, conv: conv, expires: now.Add(s.opts.TTL)}
+	size := 0
+	for _, m := range conv.Messages {
+		size += len(m)
+	}
+	e := &responsesStoreEntry{id: id, session: session, conv: conv, size: size, expires: now.Add(s.opts.TTL)}
 	s.byID[id] = s.order.PushFront(e)
-	for s.order.Len() > s.opts.MaxEntries {
+	s.bytes += size
+	// The newest entry stays even when it alone is over the byte bound: it
+	// is the one a next request will name.
+	for s.order.Len() > 1 && (s.order.Len() > s.opts.MaxEntries || s.bytes > s.opts.MaxBytes) {
 		s.drop(s.order.Back())
 	}
 }
@@ -115,8 +132,10 @@ func (s *ResponsesStore) Len() int {
 }
 
 func (s *ResponsesStore) drop(el *list.Element) {
+	e := el.Value.(*responsesStoreEntry)
 	s.order.Remove(el)
-	delete(s.byID, el.Value.(*responsesStoreEntry).id)
+	delete(s.byID, e.id)
+	s.bytes -= e.size
 }
 
 // ResponsesConversationAfter is the conversation to store for a response: the

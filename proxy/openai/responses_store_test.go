@@ -188,3 +188,25 @@ func TestResponsesConversationAfterRefusesAReplyWithoutContent(t *testing.T) {
 		t.Error("want an error for a reply without content")
 	}
 }
+
+func TestResponsesStoreBoundsBytes(t *testing.T) {
+	big := ResponsesConversation{Messages: []json.RawMessage{json.RawMessage(`{"role":"user","content":"` + strings.Repeat("x", 1000) + `"}`)}}
+	s := NewResponsesStore(ResponsesStoreOptions{MaxBytes: 2500})
+	for _, id := range []string{"resp_1", "resp_2", "resp_3"} {
+		s.Put("s", id, big)
+	}
+	if _, ok := s.Get("s", "resp_1"); ok || s.Len() != 2 {
+		t.Errorf("after 3 × ~1 KB in a 2.5 KB store: resp_1 kept = %v, Len() = %d; want the oldest evicted, 2 left", ok, s.Len())
+	}
+	// Replacing an id does not count its old size twice.
+	s.Put("s", "resp_3", big)
+	if s.Len() != 2 {
+		t.Errorf("Len() = %d after replacing resp_3; want 2", s.Len())
+	}
+	// One entry over the bound on its own is still kept: the next request names it.
+	huge := ResponsesConversation{Messages: []json.RawMessage{json.RawMessage(`"` + strings.Repeat("y", 5000) + `"`)}}
+	s.Put("s", "resp_4", huge)
+	if _, ok := s.Get("s", "resp_4"); !ok || s.Len() != 1 {
+		t.Errorf("oversized newest entry: kept = %v, Len() = %d; want kept alone", ok, s.Len())
+	}
+}

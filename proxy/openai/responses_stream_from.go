@@ -146,7 +146,9 @@ func (s *ResponsesStreamFromAnthropic) emitJSON(write func([]byte) error, name s
 	return s.emit(write, name, b)
 }
 
-// Event translates one Messages event.
+// Event translates one Messages event, calling write once per Responses
+// event. A frame is valid only during its write call: its buffer is reused
+// for the next one, so a writer that keeps it must copy it.
 func (s *ResponsesStreamFromAnthropic) Event(name string, data []byte, write func(frame []byte) error) error {
 	if s.finished {
 		return nil
