@@ -137,3 +137,44 @@ func FuzzResponsesRequestToAnthropic(f *testing.F) {
 		}
 	})
 }
+
+// The per-event cost a translated stream adds: one text delta each way.
+func BenchmarkResponsesStreamFromAnthropicTextDelta(b *testing.B) {
+	s := NewResponsesStreamFromAnthropic(ResponsesReplyOptions{})
+	discard := func([]byte) error { return nil }
+	for _, ev := range [][2]string{
+		{"message_start", `{"type":"message_start","message":{"id":"msg_1","model":"m","usage":{"input_tokens":1}}}`},
+		{"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`},
+	} {
+		if err := s.Event(ev[0], []byte(ev[1]), discard); err != nil {
+			b.Fatal(err)
+		}
+	}
+	delta := []byte(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Reading the \"file\" now, "}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.Event("content_block_delta", delta, discard); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkResponsesStreamToAnthropicTextDelta(b *testing.B) {
+	s := NewResponsesStreamToAnthropic(ResponsesReplyOptions{})
+	discard := func(string, []byte) error { return nil }
+	for _, d := range []string{
+		`{"type":"response.created","response":{"id":"resp_1","model":"m"}}`,
+		`{"type":"response.content_part.added","item_id":"msg_1","output_index":0,"content_index":0,"part":{"type":"output_text","text":""}}`,
+	} {
+		if err := s.Event("", []byte(d), discard); err != nil {
+			b.Fatal(err)
+		}
+	}
+	delta := []byte(`{"type":"response.output_text.delta","sequence_number":7,"item_id":"msg_1","output_index":0,"content_index":0,"delta":"Reading the \"file\" now, ","logprobs":[]}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.Event("response.output_text.delta", delta, discard); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

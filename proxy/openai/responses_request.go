@@ -824,7 +824,7 @@ func responsesToolsToAnthropic(w *responsesWriter, tools []byte) (int, error) {
 		defs = append(defs, b.Bytes())
 	}
 	if len(builtin) > 0 {
-		return 0, responsesBadRequest("tools", "Built-in tools run only on OpenAI and cannot be served by an Anthropic upstream: %s. Remove them or route this model to an OpenAI account.", strings.Join(builtin, ", "))
+		return 0, responsesBadRequest("tools", "Only function tools can be served by an Anthropic upstream; remove these or route the model to an OpenAI account: %s.", strings.Join(builtin, ", "))
 	}
 	if len(defs) == 0 {
 		return 0, nil
