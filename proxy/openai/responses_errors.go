@@ -26,7 +26,20 @@ func ResponsesErrorToAnthropic(status int, body []byte) (anthropicType, message 
 	if json.Unmarshal(body, &e) == nil && e.Error.Message != "" {
 		message = e.Error.Message
 	}
+	if e.Error.Code != nil {
+		message = responsesMessageForAnthropic(*e.Error.Code, message)
+	}
 	return anthropicType, message
+}
+
+// responsesMessageForAnthropic words an OpenAI error for a Messages client:
+// Messages clients recognise an over-long prompt by "prompt is too long"
+// (Claude Code compacts on it), which OpenAI says with a code instead.
+func responsesMessageForAnthropic(code, message string) string {
+	if code == CodeContextLengthExceeded && !strings.HasPrefix(message, "prompt is too long") {
+		return "prompt is too long: " + message
+	}
+	return message
 }
 
 // ResponsesErrorFromAnthropic renders a Messages upstream's error reply in

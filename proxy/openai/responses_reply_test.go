@@ -88,7 +88,7 @@ func TestResponsesErrorsBothWays(t *testing.T) {
 		wantType, wantM string
 	}{
 		{429, `{"error":{"message":"Rate limit reached","type":"rate_limit_error","param":null,"code":"rate_limit_exceeded"}}`, "rate_limit_error", "Rate limit reached"},
-		{400, `{"error":{"message":"Your input exceeds the context window","type":"invalid_request_error","param":"input","code":"context_length_exceeded"}}`, "invalid_request_error", "Your input exceeds the context window"},
+		{400, `{"error":{"message":"Your input exceeds the context window","type":"invalid_request_error","param":"input","code":"context_length_exceeded"}}`, "invalid_request_error", "prompt is too long: Your input exceeds the context window"},
 		{401, `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`, "authentication_error", "Incorrect API key provided"},
 		{503, `<html>bad gateway</html>`, "api_error", "Service Unavailable"},
 	}

@@ -208,3 +208,15 @@ func TestResponsesStreamsCarryWholeInputsAndNestedErrors(t *testing.T) {
 		t.Errorf("nested error became %s", last)
 	}
 }
+
+func TestResponsesStreamToAnthropicSaysPromptIsTooLong(t *testing.T) {
+	to := NewResponsesStreamToAnthropic(ResponsesReplyOptions{})
+	var last string
+	emit := func(name string, data []byte) error { last = string(data); return nil }
+	if err := to.Event("", []byte(`{"type":"response.failed","response":{"id":"r","status":"failed","error":{"code":"context_length_exceeded","message":"Your input exceeds the context window of this model."}}}`), emit); err != nil {
+		t.Fatal(err)
+	}
+	if last != `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: Your input exceeds the context window of this model."}}` {
+		t.Errorf("error event = %s", last)
+	}
+}

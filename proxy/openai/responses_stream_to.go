@@ -125,11 +125,12 @@ func (s *ResponsesStreamToAnthropic) Event(name string, data []byte, emit func(n
 	case "response.completed", "response.incomplete":
 		return s.complete(ev.Response, emit)
 	case "response.failed":
-		msg := "The upstream response failed."
+		msg, typ := "The upstream response failed.", anthropic.APIError
 		if ev.Response != nil && ev.Response.Error != nil && ev.Response.Error.Message != "" {
-			msg = ev.Response.Error.Message
+			msg = responsesMessageForAnthropic(ev.Response.Error.Code, ev.Response.Error.Message)
+			typ = anthropicTypeForCode(ev.Response.Error.Code)
 		}
-		return s.fail(anthropic.APIError, msg, emit)
+		return s.fail(typ, msg, emit)
 	case "error":
 		code := ""
 		if ev.Code != nil {
@@ -142,7 +143,7 @@ func (s *ResponsesStreamToAnthropic) Event(name string, data []byte, emit func(n
 		if msg == "" {
 			msg = "The upstream stream reported an error."
 		}
-		return s.fail(anthropicTypeForCode(code), msg, emit)
+		return s.fail(anthropicTypeForCode(code), responsesMessageForAnthropic(code, msg), emit)
 	}
 	return nil
 }
