@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"net/http"
 	"strings"
 
@@ -301,7 +302,10 @@ func responsesCheckStrings(b []byte) error {
 		for i+8 <= len(b) {
 			x := binary.LittleEndian.Uint64(b[i:])
 			q, bs := x^(ones*'"'), x^(ones*'\\')
-			if ((q-ones)&^q|(bs-ones)&^bs|(x-ones*0x20)&^x)&highs != 0 {
+			// The lowest set bit marks the first candidate exactly (borrows
+			// only spoil bits above it), so jump straight to it.
+			if m := ((q-ones)&^q | (bs-ones)&^bs | (x-ones*0x20)&^x) & highs; m != 0 {
+				i += bits.TrailingZeros64(m) / 8
 				break
 			}
 			i += 8
@@ -344,4 +348,19 @@ func isHex4(h []byte) bool {
 		}
 	}
 	return true
+}
+
+// responsesName returns a short JSON string such as a type, role or call id:
+// without an allocation when it has no escapes (a type name never has), so
+// the per-item switches of an 800 KB conversation cost no garbage. Callers
+// compare it or convert it where it is kept.
+func responsesName(raw []byte) []byte {
+	if !isJSONString(raw) {
+		return nil
+	}
+	in := raw[1 : len(raw)-1]
+	if bytes.IndexByte(in, '\\') < 0 {
+		return in
+	}
+	return []byte(anthropic.Unquote(raw))
 }

@@ -504,12 +504,11 @@ func writeResponsesTurn(out *bytes.Buffer, t responsesTurn) {
 		return
 	}
 	blocks := t.blocks
-	if t.role == "user" {
+	rank := func(a, b responsesBlock) int { return responsesBlockRank(a) - responsesBlockRank(b) }
+	if t.role == "user" && !slices.IsSortedFunc(blocks, rank) {
 		// Messages wants a turn's tool_result blocks before anything else.
 		blocks = slices.Clone(blocks)
-		slices.SortStableFunc(blocks, func(a, b responsesBlock) int {
-			return responsesBlockRank(a) - responsesBlockRank(b)
-		})
+		slices.SortStableFunc(blocks, rank)
 	}
 	out.WriteByte('[')
 	for i, b := range blocks {
@@ -533,19 +532,22 @@ func responsesBlockRank(block responsesBlock) int {
 // (Messages has no system turns).
 func (t *responsesTurns) item(f *responsesFields, index int, keepReasoning bool) (system [][]byte, err error) {
 	param := "input[" + strconv.Itoa(index) + "]"
-	typ := anthropic.Unquote(f.Type)
-	if typ == "" && f.Role != nil {
-		typ = "message"
+	typ := responsesName(f.Type)
+	if len(typ) == 0 && f.Role != nil {
+		typ = []byte("message")
 	}
-	switch typ {
+	switch string(typ) {
 	case "message":
-		role := anthropic.Unquote(f.Role)
-		switch role {
+		var role string
+		switch r := responsesName(f.Role); string(r) {
 		case "system", "developer":
 			return responsesSystemTexts(f.Content, param)
-		case "user", "assistant":
+		case "user":
+			role = "user"
+		case "assistant":
+			role = "assistant"
 		default:
-			return nil, responsesBadRequest(param+".role", "Invalid value: '%s'. Supported values are: 'user', 'assistant', 'system' and 'developer'.", role)
+			return nil, responsesBadRequest(param+".role", "Invalid value: '%s'. Supported values are: 'user', 'assistant', 'system' and 'developer'.", r)
 		}
 		if isJSONString(f.Content) {
 			t.addString(role, f.Content)
@@ -573,9 +575,9 @@ func (t *responsesTurns) item(f *responsesFields, index int, keepReasoning bool)
 		if err != nil {
 			return nil, err
 		}
-		if id := anthropic.Unquote(f.CallID); !t.calls[id] {
-			t.calls[id] = true
-			t.order = append(t.order, id)
+		if id := responsesName(f.CallID); !t.calls[string(id)] {
+			t.calls[string(id)] = true
+			t.order = append(t.order, string(id))
 		}
 		var b bytes.Buffer
 		b.Grow(len(f.CallID) + len(f.Name) + len(args) + 48)
@@ -589,11 +591,11 @@ func (t *responsesTurns) item(f *responsesFields, index int, keepReasoning bool)
 		t.add("assistant", responsesBlock{b.Bytes()})
 		return nil, nil
 	case "function_call_output":
-		id := anthropic.Unquote(f.CallID)
-		if !t.calls[id] {
+		id := responsesName(f.CallID)
+		if !t.calls[string(id)] {
 			return nil, responsesBadRequest(param+".call_id", "No tool call found for function call output with call_id %s.", id)
 		}
-		t.answered[id] = true
+		t.answered[string(id)] = true
 		head := make([]byte, 0, len(f.CallID)+48)
 		head = append(head, `{"type":"tool_result","tool_use_id":`...)
 		head = append(head, f.CallID...)
@@ -693,7 +695,7 @@ func responsesSystemTexts(content []byte, param string) ([][]byte, error) {
 	var out [][]byte
 	for j, p := range parts {
 		f := p.f
-		if anthropic.Unquote(f.Type) != "input_text" || !isJSONString(f.Text) {
+		if string(responsesName(f.Type)) != "input_text" || !isJSONString(f.Text) {
 			return nil, responsesBadRequest(param+".content["+strconv.Itoa(j)+"]", "System and developer messages may only hold input_text parts.")
 		}
 		if !isEmptyJSONString(f.Text) {
@@ -726,10 +728,10 @@ func responsesArguments(raw []byte, param string) ([]byte, error) {
 // (Messages refuses empty text blocks).
 func responsesPartToAnthropic(f responsesFields, param string) (responsesBlock, error) {
 	var b bytes.Buffer
-	switch typ := anthropic.Unquote(f.Type); typ {
+	switch typ := responsesName(f.Type); string(typ) {
 	case "input_text", "output_text", "refusal":
 		txt := f.Text
-		if typ == "refusal" {
+		if string(typ) == "refusal" {
 			txt = f.Refusal
 		}
 		if !isJSONString(txt) {
