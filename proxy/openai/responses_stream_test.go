@@ -220,3 +220,45 @@ func TestResponsesStreamToAnthropicSaysPromptIsTooLong(t *testing.T) {
 		t.Errorf("error event = %s", last)
 	}
 }
+
+// Compatible servers that send content only with the finished item still
+// give the client every text, in block order.
+func TestResponsesStreamToAnthropicTakesContentFromFinishedItems(t *testing.T) {
+	to := NewResponsesStreamToAnthropic(ResponsesReplyOptions{})
+	var got []string
+	emit := func(name string, data []byte) error { got = append(got, name+" "+string(data)); return nil }
+	for _, d := range []string{
+		`{"type":"response.created","response":{"id":"resp_d","model":"m"}}`,
+		`{"type":"response.output_item.added","output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[]}}`,
+		`{"type":"response.output_item.done","output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[{"type":"summary_text","text":"Think."}]}}`,
+		`{"type":"response.output_item.added","output_index":1,"item":{"id":"msg_1","type":"message","role":"assistant","content":[]}}`,
+		`{"type":"response.output_item.done","output_index":1,"item":{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"output_text","text":"One."},{"type":"output_text","text":"Two."}]}}`,
+		`{"type":"response.completed","response":{"id":"resp_d","status":"completed","usage":{"input_tokens":3,"output_tokens":2}}}`,
+	} {
+		if err := to.Event("", []byte(d), emit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{
+		`message_start`,
+		`content_block_start {"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}`,
+		`content_block_delta {"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Think."}}`,
+		`content_block_stop {"type":"content_block_stop","index":0}`,
+		`content_block_start {"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}`,
+		`content_block_delta {"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"One."}}`,
+		`content_block_stop {"type":"content_block_stop","index":1}`,
+		`content_block_start {"type":"content_block_start","index":2,"content_block":{"type":"text","text":""}}`,
+		`content_block_delta {"type":"content_block_delta","index":2,"delta":{"type":"text_delta","text":"Two."}}`,
+		`content_block_stop {"type":"content_block_stop","index":2}`,
+		`message_delta`,
+		`message_stop`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("events:\n%s", strings.Join(got, "\n"))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("event %d = %s; want %s", i, got[i], want[i])
+		}
+	}
+}

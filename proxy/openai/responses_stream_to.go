@@ -23,6 +23,7 @@ type ResponsesStreamToAnthropic struct {
 	called   bool // a function call was made: stop reason tool_use
 	next     int  // next Messages block index
 	open     map[responsesPartKey]*responsesToBlock
+	texted   map[int]bool // output indexes whose message parts were announced
 }
 
 // responsesPartKey names a Responses item (part -1) or a content part of one.
@@ -31,13 +32,13 @@ type responsesPartKey struct{ output, part int }
 type responsesToBlock struct {
 	index     int
 	kind      string
-	argsSent  bool
+	sent      bool // a delta went out
 	summaries int
 }
 
 // NewResponsesStreamToAnthropic starts a translation.
 func NewResponsesStreamToAnthropic(opts ResponsesReplyOptions) *ResponsesStreamToAnthropic {
-	return &ResponsesStreamToAnthropic{opts: opts, open: map[responsesPartKey]*responsesToBlock{}}
+	return &ResponsesStreamToAnthropic{opts: opts, open: map[responsesPartKey]*responsesToBlock{}, texted: map[int]bool{}}
 }
 
 // responsesStreamEvent is the union of the Responses events read here.
@@ -71,9 +72,6 @@ func (s *ResponsesStreamToAnthropic) Event(name string, data []byte, emit func(n
 		return s.delta(data, emit, "thinking_delta", "thinking", responsesPartKey{s.outputIndex(data), -1})
 	case "response.function_call_arguments.delta":
 		k := responsesPartKey{s.outputIndex(data), -1}
-		if b := s.open[k]; b != nil {
-			b.argsSent = true
-		}
 		return s.delta(data, emit, "input_json_delta", "partial_json", k)
 	case "response.in_progress", "response.queued", "response.output_text.done", "response.refusal.done",
 		"response.reasoning_summary_text.done", "response.reasoning_summary_part.done", "response.reasoning_text.done",
@@ -107,6 +105,7 @@ func (s *ResponsesStreamToAnthropic) Event(name string, data []byte, emit func(n
 			return err
 		}
 		if ev.Part != nil && (ev.Part.Type == "output_text" || ev.Part.Type == "refusal") {
+			s.texted[ev.OutputIndex] = true
 			return s.open1(responsesPartKey{ev.OutputIndex, ev.ContentIndex}, "text", emit, `{"type":"text","text":""}`)
 		}
 	case "response.content_part.done":
@@ -246,6 +245,9 @@ func (s *ResponsesStreamToAnthropic) delta(data []byte, emit func(string, []byte
 }
 
 func (s *ResponsesStreamToAnthropic) blockDelta(b *responsesToBlock, emit func(string, []byte) error, deltaType, field string, raw []byte) error {
+	if deltaType != "signature_delta" {
+		b.sent = true
+	}
 	d := make([]byte, 0, len(raw)+96)
 	d = append(d, `{"type":"content_block_delta","index":`...)
 	d = strconv.AppendInt(d, int64(b.index), 10)
@@ -261,53 +263,91 @@ func (s *ResponsesStreamToAnthropic) blockDelta(b *responsesToBlock, emit func(s
 
 func (s *ResponsesStreamToAnthropic) itemDone(ev responsesStreamEvent, emit func(string, []byte) error) error {
 	k := responsesPartKey{ev.OutputIndex, -1}
-	b := s.open[k]
-	if ev.Item != nil && b != nil {
-		switch ev.Item.Type {
+	if it := ev.Item; it != nil {
+		// Some compatible servers send an item's content only with the
+		// finished item: what no delta carried is sent now.
+		switch it.Type {
 		case "reasoning":
-			if ev.Item.EncryptedContent != nil && *ev.Item.EncryptedContent != "" {
-				sig := anthropic.Quote(responsesSignatureForReasoning(ev.Item.ID, *ev.Item.EncryptedContent))
+			if err := s.open1(k, "thinking", emit, `{"type":"thinking","thinking":"","signature":""}`); err != nil {
+				return err
+			}
+			b := s.open[k]
+			if t := responsesSummaryJoin(it.Summary); !b.sent && t != "" {
+				if err := s.blockDelta(b, emit, "thinking_delta", "thinking", anthropic.Quote(t)); err != nil {
+					return err
+				}
+			}
+			if it.EncryptedContent != nil && *it.EncryptedContent != "" {
+				sig := anthropic.Quote(responsesSignatureForReasoning(it.ID, *it.EncryptedContent))
 				if err := s.blockDelta(b, emit, "signature_delta", "signature", sig); err != nil {
 					return err
 				}
 			}
 		case "function_call":
-			// Some servers send the arguments only with the finished item.
-			if !b.argsSent && ev.Item.Arguments != "" {
-				if err := s.blockDelta(b, emit, "input_json_delta", "partial_json", anthropic.Quote(ev.Item.Arguments)); err != nil {
+			if s.open[k] == nil {
+				s.called = true
+				block, err := responsesMarshal(anthropicToolUseOut{Type: "tool_use", ID: it.CallID, Name: it.Name, Input: json.RawMessage("{}")})
+				if err != nil {
 					return err
+				}
+				if err := s.open1(k, "tool_use", emit, string(block)); err != nil {
+					return err
+				}
+			}
+			if b := s.open[k]; !b.sent && it.Arguments != "" {
+				if err := s.blockDelta(b, emit, "input_json_delta", "partial_json", anthropic.Quote(it.Arguments)); err != nil {
+					return err
+				}
+			}
+		case "message":
+			if !s.texted[ev.OutputIndex] {
+				for ci, c := range it.Content {
+					t := c.Text
+					if c.Type == "refusal" {
+						t = c.Refusal
+					}
+					if t == "" {
+						continue
+					}
+					pk := responsesPartKey{ev.OutputIndex, ci}
+					if err := s.open1(pk, "text", emit, `{"type":"text","text":""}`); err != nil {
+						return err
+					}
+					if err := s.blockDelta(s.open[pk], emit, "text_delta", "text", anthropic.Quote(t)); err != nil {
+						return err
+					}
+					if err := s.close1(pk, emit); err != nil { // blocks never interleave
+						return err
+					}
 				}
 			}
 		}
 	}
-	if err := s.close1(k, emit); err != nil {
-		return err
-	}
-	// A message item's parts that were never closed end with it.
-	for pk := range s.open {
-		if pk.output == ev.OutputIndex {
-			if err := s.close1(pk, emit); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	// The item's blocks end with it, parts never closed included.
+	return s.closeWhere(func(pk responsesPartKey) bool { return pk.output == ev.OutputIndex }, emit)
 }
 
-func (s *ResponsesStreamToAnthropic) closeAll(emit func(string, []byte) error) error {
-	for len(s.open) > 0 {
+// closeWhere closes the open blocks whose key matches, in block order.
+func (s *ResponsesStreamToAnthropic) closeWhere(match func(responsesPartKey) bool, emit func(string, []byte) error) error {
+	for {
 		var first responsesPartKey
 		lowest := -1
 		for k, b := range s.open {
-			if lowest < 0 || b.index < lowest {
+			if match(k) && (lowest < 0 || b.index < lowest) {
 				first, lowest = k, b.index
 			}
+		}
+		if lowest < 0 {
+			return nil
 		}
 		if err := s.close1(first, emit); err != nil {
 			return err
 		}
 	}
-	return nil
+}
+
+func (s *ResponsesStreamToAnthropic) closeAll(emit func(string, []byte) error) error {
+	return s.closeWhere(func(responsesPartKey) bool { return true }, emit)
 }
 
 func (s *ResponsesStreamToAnthropic) complete(resp *responsesObjectWire, emit func(string, []byte) error) error {
