@@ -71,10 +71,10 @@ type ResponsesUsage struct {
 // a reasoning item (summary text and encrypted content; the content is sent
 // only when the request's include asks for "reasoning.encrypted_content").
 type ResponsesItem struct {
-	Type                  string // "message", "function_call", "reasoning"
-	Text                  string
-	CallID, Name, Args    string
-	Summary, EncryptedKey string
+	Type               string // "message", "function_call", "reasoning"
+	Text               string
+	CallID, Name, Args string
+	Summary, Encrypted string
 }
 
 // ResponsesText is a message item with one output_text part.
@@ -87,7 +87,7 @@ func ResponsesFunctionCall(callID, name, args string) ResponsesItem {
 
 // ResponsesReasoning is a reasoning item with one summary part.
 func ResponsesReasoning(summary, encryptedContent string) ResponsesItem {
-	return ResponsesItem{Type: "reasoning", Summary: summary, EncryptedKey: encryptedContent}
+	return ResponsesItem{Type: "reasoning", Summary: summary, Encrypted: encryptedContent}
 }
 
 // ResponsesErrorReply is an OpenAI error reply: {"error":{"message","type","param","code"}}.
@@ -275,6 +275,7 @@ type responsesRendered struct {
 	failure func(seq int) []byte // the error event and response.failed, numbered from seq
 }
 
+// responsesWireItem is an output item as the API writes it.
 type responsesWireItem = map[string]any
 
 func (r *ResponsesResponse) render(model string, encrypted bool) responsesRendered {
@@ -368,8 +369,8 @@ func (r *ResponsesResponse) render(model string, encrypted bool) responsesRender
 				summary = append(summary, sp(it.Summary))
 			}
 			done = responsesWireItem{"id": itemID, "type": "reasoning", "summary": summary}
-			if encrypted && it.EncryptedKey != "" {
-				done["encrypted_content"] = it.EncryptedKey
+			if encrypted && it.Encrypted != "" {
+				done["encrypted_content"] = it.Encrypted
 			}
 		default:
 			panic("proxytest: unknown Responses item type " + strconv.Quote(it.Type))
