@@ -8,6 +8,10 @@ import (
 	"longhaul/proxy/anthropic"
 )
 
+// responsesMinOutputTokens is the least max_output_tokens the Responses API
+// accepts.
+const responsesMinOutputTokens = 16
+
 // ResponsesRequestFromAnthropic translates a Messages request into a
 // Responses request (for a Responses upstream). The request is stateless
 // (store false): the whole conversation is sent each time, and reasoning
@@ -101,6 +105,11 @@ func ResponsesRequestFromAnthropic(body []byte, opts ResponsesRequestOptions) ([
 	}
 	if isJSONNull(maxTokens) {
 		return nil, responsesBadRequest("max_tokens", "max_tokens: Field required")
+	}
+	// The Responses API refuses fewer than 16 output tokens; Messages
+	// clients probe with max_tokens 1 (Claude Code's quota check).
+	if n, err := strconv.Atoi(string(maxTokens)); err == nil && n < responsesMinOutputTokens {
+		maxTokens = []byte(strconv.Itoa(responsesMinOutputTokens))
 	}
 	w.raw("max_output_tokens", maxTokens)
 

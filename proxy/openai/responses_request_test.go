@@ -261,3 +261,13 @@ func TestResponsesUserMessageAfterToolOutputsComesAfterResults(t *testing.T) {
 		t.Errorf("messages = %s; want the tool_result first in the user turn", out)
 	}
 }
+
+func TestResponsesRequestFromAnthropicRaisesTinyMaxTokens(t *testing.T) {
+	out, err := ResponsesRequestFromAnthropic([]byte(`{"model":"gpt-5","max_tokens":1,"messages":[{"role":"user","content":"quota"}]}`), ResponsesRequestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `"max_output_tokens":16`) {
+		t.Errorf("max_tokens 1 became %s; want the Responses minimum, 16", out)
+	}
+}
