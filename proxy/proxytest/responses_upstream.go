@@ -151,10 +151,11 @@ func (u *ResponsesUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req struct {
-		Model   *string         `json:"model"`
-		Input   json.RawMessage `json:"input"`
-		Stream  bool            `json:"stream"`
-		Include []string        `json:"include"`
+		Model           *string         `json:"model"`
+		Input           json.RawMessage `json:"input"`
+		Stream          bool            `json:"stream"`
+		Include         []string        `json:"include"`
+		MaxOutputTokens *int            `json:"max_output_tokens"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
 		writeResponsesError(w, http.StatusBadRequest, "", "", "We could not parse the JSON body of your request.")
@@ -162,6 +163,11 @@ func (u *ResponsesUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.Model == nil {
 		writeResponsesError(w, http.StatusBadRequest, "missing_required_parameter", "model", "Missing required parameter: 'model'.")
+		return
+	}
+	if m := req.MaxOutputTokens; m != nil && *m < 16 {
+		writeResponsesError(w, http.StatusBadRequest, "integer_below_min_value", "max_output_tokens",
+			"Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got "+strconv.Itoa(*m)+" instead.")
 		return
 	}
 	rep := u.next()

@@ -187,6 +187,7 @@ func TestResponsesUpstreamErrors(t *testing.T) {
 		{"POST", "/v1/responses", `{"model":"gpt-5","input":"x"}`, 503, "server_error", "", ""},
 		{"POST", "/v1/responses", `{"input":"x"}`, 400, "invalid_request_error", "missing_required_parameter", "model"},
 		{"POST", "/v1/responses", `{"model":`, 400, "invalid_request_error", "", ""},
+		{"POST", "/v1/responses", `{"model":"gpt-5","input":"x","max_output_tokens":1}`, 400, "invalid_request_error", "integer_below_min_value", "max_output_tokens"},
 		{"GET", "/v1/responses", ``, 404, "invalid_request_error", "", ""},
 		{"POST", "/v1/chat/completions", `{}`, 404, "invalid_request_error", "", ""},
 	}
