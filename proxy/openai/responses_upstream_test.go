@@ -193,3 +193,26 @@ func TestResponsesClientThroughMessagesShapeNonStream(t *testing.T) {
 		t.Errorf("response back to the client = %s", back)
 	}
 }
+
+// Claude Code's quota probe (max_tokens 1) is accepted by a Responses upstream
+// that refuses fewer than 16 output tokens.
+func TestResponsesQuotaProbeReachesTheUpstream(t *testing.T) {
+	up := proxytest.NewResponsesUpstream()
+	defer up.Close()
+	body, err := ResponsesRequestFromAnthropic([]byte(`{"model":"gpt-5","max_tokens":1,"messages":[{"role":"user","content":"quota"}]}`), ResponsesRequestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post(up.URL+"/v1/responses", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("upstream answered %d: %s", resp.StatusCode, raw)
+	}
+	if _, err := ResponsesReplyToAnthropic(raw, ResponsesReplyOptions{}); err != nil {
+		t.Error(err)
+	}
+}
