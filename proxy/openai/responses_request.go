@@ -553,20 +553,14 @@ func (t *responsesTurns) item(f *responsesFields, index int, keepReasoning bool)
 			t.addString(role, f.Content)
 			return nil, nil
 		}
-		parts, err := responsesElements(f.Content)
-		if err != nil {
-			return nil, responsesBadRequest(param+".content", "Invalid 'content': expected a string or an array of content parts.")
-		}
-		for j, p := range parts {
-			block, err := responsesPartToAnthropic(p.f, param+".content["+strconv.Itoa(j)+"]")
-			if err != nil {
-				return nil, err
-			}
+		err := responsesEachElement(f.Content, func(j int, p *responsesElem) error {
+			block, err := responsesPartToAnthropic(&p.f, param, ".content", j)
 			if block != nil {
 				t.add(role, block)
 			}
-		}
-		return nil, nil
+			return err
+		})
+		return nil, responsesPartsError(err, param+".content")
 	case "function_call":
 		if !isJSONString(f.CallID) || !isJSONString(f.Name) {
 			return nil, responsesBadRequest(param, "A function_call item needs 'call_id' and 'name'.")
@@ -605,22 +599,18 @@ func (t *responsesTurns) item(f *responsesFields, index int, keepReasoning bool)
 		case isJSONString(f.Output):
 			block = append(block, f.Output)
 		case len(f.Output) > 0 && f.Output[0] == '[':
-			parts, err := responsesElements(f.Output)
-			if err != nil {
-				return nil, responsesBadRequest(param+".output", "Invalid 'output': expected a string or an array of content parts.")
-			}
 			open := []byte("[")
-			for j, p := range parts {
-				part, err := responsesPartToAnthropic(p.f, param+".output["+strconv.Itoa(j)+"]")
-				if err != nil {
-					return nil, err
+			err := responsesEachElement(f.Output, func(j int, p *responsesElem) error {
+				part, err := responsesPartToAnthropic(&p.f, param, ".output", j)
+				if part != nil {
+					block = append(block, open)
+					block = append(block, part...)
+					open = []byte(",")
 				}
-				if part == nil {
-					continue
-				}
-				block = append(block, open)
-				block = append(block, part...)
-				open = []byte(",")
+				return err
+			})
+			if err := responsesPartsError(err, param+".output"); err != nil {
+				return nil, err
 			}
 			if len(open) == 1 && open[0] == '[' {
 				block = append(block, open)
@@ -726,7 +716,8 @@ func responsesArguments(raw []byte, param string) ([]byte, error) {
 
 // responsesPartToAnthropic translates a content part; nil for an empty text
 // (Messages refuses empty text blocks).
-func responsesPartToAnthropic(f responsesFields, param string) (responsesBlock, error) {
+func responsesPartToAnthropic(f *responsesFields, item, field string, index int) (responsesBlock, error) {
+	param := responsesParam{item, field, index}
 	var b bytes.Buffer
 	switch typ := responsesName(f.Type); string(typ) {
 	case "input_text", "output_text", "refusal":
@@ -735,7 +726,7 @@ func responsesPartToAnthropic(f responsesFields, param string) (responsesBlock, 
 			txt = f.Refusal
 		}
 		if !isJSONString(txt) {
-			return nil, responsesBadRequest(param+".text", "Missing required parameter: 'text'.")
+			return nil, responsesBadRequest(param.String()+".text", "Missing required parameter: 'text'.")
 		}
 		if isEmptyJSONString(txt) {
 			return nil, nil
@@ -743,7 +734,7 @@ func responsesPartToAnthropic(f responsesFields, param string) (responsesBlock, 
 		return responsesTextBlock(txt), nil
 	case "input_image":
 		if !isJSONString(f.ImageURL) {
-			return nil, responsesBadRequest(param+".image_url", "Only images given by 'image_url' (an https URL or a base64 data URL) can be sent to this upstream; file_id needs OpenAI's file storage.")
+			return nil, responsesBadRequest(param.String()+".image_url", "Only images given by 'image_url' (an https URL or a base64 data URL) can be sent to this upstream; file_id needs OpenAI's file storage.")
 		}
 		u := anthropic.Unquote(f.ImageURL)
 		b.WriteString(`{"type":"image","source":`)
@@ -758,7 +749,7 @@ func responsesPartToAnthropic(f responsesFields, param string) (responsesBlock, 
 			b.Write(f.ImageURL)
 			b.WriteByte('}')
 		} else {
-			return nil, responsesBadRequest(param+".image_url", "Invalid 'image_url': expected an http(s) URL or a base64 data URL.")
+			return nil, responsesBadRequest(param.String()+".image_url", "Invalid 'image_url': expected an http(s) URL or a base64 data URL.")
 		}
 		b.WriteByte('}')
 		return responsesBlock{b.Bytes()}, nil
@@ -768,7 +759,7 @@ func responsesPartToAnthropic(f responsesFields, param string) (responsesBlock, 
 		case isJSONString(f.FileData):
 			mt, data, ok := splitDataURL(anthropic.Unquote(f.FileData))
 			if !ok || mt != "application/pdf" {
-				return nil, responsesBadRequest(param+".file_data", "Only PDF files given as a base64 data URL (data:application/pdf;base64,…) can be sent to this upstream.")
+				return nil, responsesBadRequest(param.String()+".file_data", "Only PDF files given as a base64 data URL (data:application/pdf;base64,…) can be sent to this upstream.")
 			}
 			b.WriteString(`{"type":"base64","media_type":"application/pdf","data":`)
 			b.Write(anthropic.Quote(data))
@@ -778,7 +769,7 @@ func responsesPartToAnthropic(f responsesFields, param string) (responsesBlock, 
 			b.Write(f.FileURL)
 			b.WriteByte('}')
 		default:
-			return nil, responsesBadRequest(param+".file_id", "Only files given by 'file_data' or 'file_url' can be sent to this upstream; file_id needs OpenAI's file storage.")
+			return nil, responsesBadRequest(param.String()+".file_id", "Only files given by 'file_data' or 'file_url' can be sent to this upstream; file_id needs OpenAI's file storage.")
 		}
 		if isJSONString(f.Filename) {
 			b.WriteString(`,"title":`)
@@ -787,7 +778,7 @@ func responsesPartToAnthropic(f responsesFields, param string) (responsesBlock, 
 		b.WriteByte('}')
 		return responsesBlock{b.Bytes()}, nil
 	default:
-		return nil, responsesBadRequest(param+".type", "Content parts of type '%s' are not supported by this upstream.", typ)
+		return nil, responsesBadRequest(param.String()+".type", "Content parts of type '%s' are not supported by this upstream.", typ)
 	}
 }
 
@@ -989,4 +980,26 @@ func responsesDropReasoning(msgs []json.RawMessage) []json.RawMessage {
 		return msgs
 	}
 	return out
+}
+
+// responsesParam names a content part for an error ("input[3].content[0]"),
+// built only when an error needs it.
+type responsesParam struct {
+	item, field string
+	index       int
+}
+
+func (p responsesParam) String() string { return p.item + p.field + "[" + strconv.Itoa(p.index) + "]" }
+
+// responsesPartsError turns a malformed parts array into a 400 naming it;
+// a refusal of one part passes through.
+func responsesPartsError(err error, param string) error {
+	if err == nil {
+		return nil
+	}
+	var re *ResponsesRequestError
+	if errors.As(err, &re) {
+		return re
+	}
+	return responsesBadRequest(param, "Invalid '%s': expected a string or an array of content parts.", param[strings.LastIndexByte(param, '.')+1:])
 }
