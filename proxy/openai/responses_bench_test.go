@@ -42,7 +42,7 @@ func BenchmarkResponsesRequestToAnthropic800KB(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	p50 := responsesP50(b, func() {
-		if _, err := ResponsesRequestToAnthropic(body, ResponsesRequestOptions{KeepReasoning: true}); err != nil {
+		if _, err := ResponsesRequestToAnthropic(body, ResponsesRequestOptions{ForResponses: true}); err != nil {
 			b.Fatal(err)
 		}
 	})
@@ -50,7 +50,7 @@ func BenchmarkResponsesRequestToAnthropic800KB(b *testing.B) {
 }
 
 func BenchmarkResponsesRequestFromAnthropic800KB(b *testing.B) {
-	msgs, err := ResponsesRequestToAnthropic(responsesConversation(responsesBenchSize), ResponsesRequestOptions{KeepReasoning: true})
+	msgs, err := ResponsesRequestToAnthropic(responsesConversation(responsesBenchSize), ResponsesRequestOptions{ForResponses: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func responsesP50(b *testing.B, fn func()) time.Duration {
 // round: a check that the benchmark measures real work.
 func TestResponsesBenchConversationTranslates(t *testing.T) {
 	body := responsesConversation(64 << 10)
-	out, err := ResponsesRequestToAnthropic(body, ResponsesRequestOptions{KeepReasoning: true})
+	out, err := ResponsesRequestToAnthropic(body, ResponsesRequestOptions{ForResponses: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func FuzzResponsesRequestToAnthropic(f *testing.F) {
 	f.Add([]byte(`{"model":"m","input":"hi"}`), false)
 	f.Add([]byte(`{"model":"m","input":[{"type":"function_call","call_id":"c","name":"f","arguments":"{\"a\":1}"},{"type":"function_call_output","call_id":"c","output":[{"type":"input_text","text":"x"}]}]}`), true)
 	f.Fuzz(func(t *testing.T, body []byte, keep bool) {
-		out, err := ResponsesRequestToAnthropic(body, ResponsesRequestOptions{KeepReasoning: keep})
+		out, err := ResponsesRequestToAnthropic(body, ResponsesRequestOptions{ForResponses: keep})
 		if err != nil {
 			var re *ResponsesRequestError
 			if !errors.As(err, &re) || re.Status != 400 || !json.Valid(re.JSON()) {

@@ -114,7 +114,7 @@ func eachGoldenInput(t *testing.T, dir, ext string, fn func(t *testing.T, name s
 
 func TestResponsesGolden(t *testing.T) {
 	eachGoldenInput(t, "request_to_anthropic", "json", func(t *testing.T, name string, in []byte) []byte {
-		out, err := ResponsesRequestToAnthropic(in, ResponsesRequestOptions{KeepReasoning: strings.HasPrefix(name, "keep_")})
+		out, err := ResponsesRequestToAnthropic(in, ResponsesRequestOptions{ForResponses: strings.HasPrefix(name, "for_responses")})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,7 +31,7 @@ import (
 //	                             is_error is dropped (no counterpart)
 //	reasoning                 → thinking only when it can be restored: OpenAI's
 //	                             encrypted_content rides in a marked signature
-//	                             (KeepReasoning), Claude's own signature or
+//	                             (ForResponses), Claude's own signature or
 //	                             redacted data rides back in encrypted_content;
 //	                             a signature never reaches the other family
 //	tools (function)          ⇄ tools (parameters ⇄ input_schema, kept an object
@@ -160,11 +160,13 @@ type ResponsesRequestOptions struct {
 	// ResponsesStore bound to the caller's session). nil: every
 	// previous_response_id is unknown (400 previous_response_not_found).
 	Previous func(id string) (ResponsesConversation, bool)
-	// KeepReasoning carries reasoning items with encrypted_content through
-	// the Messages shape as thinking blocks with a marked signature. Set it
-	// only when the result goes back to a Responses upstream; toward Anthropic
-	// (false) reasoning items are dropped, never sent.
-	KeepReasoning bool
+	// ForResponses says the Messages-shape request will be translated back
+	// to Responses (a Responses upstream, after compaction) instead of going
+	// to Anthropic. Reasoning items with encrypted_content then ride through
+	// as thinking blocks with a marked signature, and the Messages-only rules
+	// (no thinking with a forced tool, no temperature with thinking) are not
+	// applied. Toward Anthropic (false) OpenAI reasoning is dropped, never sent.
+	ForResponses bool
 	// MaxTokens is max_tokens when the request has no max_output_tokens.
 	// 0 = ResponsesDefaultMaxTokens.
 	MaxTokens int
@@ -303,7 +305,7 @@ func ResponsesRequestToAnthropic(body []byte, opts ResponsesRequestOptions) ([]b
 				Message: "Previous response with id '" + id + "' not found."}
 		}
 		prior = conv.Messages
-		if !opts.KeepReasoning {
+		if !opts.ForResponses {
 			prior = responsesDropReasoning(prior)
 		}
 		for _, m := range prior {
@@ -325,7 +327,7 @@ func ResponsesRequestToAnthropic(body []byte, opts ResponsesRequestOptions) ([]b
 		turns.addString("user", input)
 	case len(input) > 0 && input[0] == '[':
 		err := responsesEachElement(input, func(i int, item *responsesElem) error {
-			sys, err := turns.item(&item.f, i, opts.KeepReasoning)
+			sys, err := turns.item(&item.f, i, opts.ForResponses)
 			system = append(system, sys...)
 			return err
 		})
@@ -420,7 +422,7 @@ func ResponsesRequestToAnthropic(body []byte, opts ResponsesRequestOptions) ([]b
 		}
 		// Messages refuses thinking with a forced tool call; the explicit
 		// tool_choice wins.
-		if budget, ok := responsesBudgetForEffort(anthropic.Unquote(rf.Effort)); ok && !forced {
+		if budget, ok := responsesBudgetForEffort(anthropic.Unquote(rf.Effort)); ok && (!forced || opts.ForResponses) {
 			if budget > maxTokens-1024 {
 				budget = maxTokens - 1024
 			}
@@ -440,7 +442,7 @@ func ResponsesRequestToAnthropic(body []byte, opts ResponsesRequestOptions) ([]b
 	}
 	// Messages refuses a temperature other than 1 (and a low top_p) with
 	// thinking on; Responses reasoning models ignore them.
-	if !thinking {
+	if !thinking || opts.ForResponses {
 		if !isJSONNull(temperature) {
 			w.raw("temperature", temperature)
 		}
@@ -530,7 +532,7 @@ func responsesBlockRank(block responsesBlock) int {
 // item translates one input item, appending to the turns; system and
 // developer messages are returned as raw strings for the system prompt
 // (Messages has no system turns).
-func (t *responsesTurns) item(f *responsesFields, index int, keepReasoning bool) (system [][]byte, err error) {
+func (t *responsesTurns) item(f *responsesFields, index int, forResponses bool) (system [][]byte, err error) {
 	param := "input[" + strconv.Itoa(index) + "]"
 	typ := responsesName(f.Type)
 	if len(typ) == 0 && f.Role != nil {
@@ -636,7 +638,7 @@ func (t *responsesTurns) item(f *responsesFields, index int, keepReasoning bool)
 			b.WriteString(`,"signature":`)
 			b.Write(anthropic.Quote(strings.TrimPrefix(enc, responsesAnthropicThinkingPrefix)))
 			b.WriteByte('}')
-		case keepReasoning && enc != "":
+		case forResponses && enc != "":
 			// OpenAI's encrypted_content rides along only when the request
 			// goes back to a Responses upstream; an unsigned thinking block
 			// would be refused by Messages, so otherwise the item is dropped.

@@ -119,7 +119,7 @@ func TestResponsesRequestRoundTripFromAnthropic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := ResponsesRequestToAnthropic(mid, ResponsesRequestOptions{KeepReasoning: true})
+	back, err := ResponsesRequestToAnthropic(mid, ResponsesRequestOptions{ForResponses: true})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, mid)
 	}
@@ -144,17 +144,15 @@ func TestResponsesRequestRoundTripToAnthropic(t *testing.T) {
 	"tool_choice":"required","parallel_tool_calls":false,"max_output_tokens":30000,
 	"reasoning":{"effort":"high","summary":"auto"},"include":["reasoning.encrypted_content"],
 	"metadata":{"user_id":"s-1"},"store":false,"stream":true}`
-	mid, err := ResponsesRequestToAnthropic([]byte(in), ResponsesRequestOptions{KeepReasoning: true})
+	mid, err := ResponsesRequestToAnthropic([]byte(in), ResponsesRequestOptions{ForResponses: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// tool_choice required forces a call, so Messages gets no thinking;
-	// everything else makes the trip.
 	back, err := ResponsesRequestFromAnthropic(mid, ResponsesRequestOptions{})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, mid)
 	}
-	want := strings.Replace(in, `"reasoning":{"effort":"high","summary":"auto"},"include":["reasoning.encrypted_content"],`, "", 1)
+	want := in
 	if !reflect.DeepEqual(canonicalJSON(t, back), canonicalJSON(t, []byte(want))) {
 		t.Errorf("round trip changed the request:\nin:   %s\nmid:  %s\nback: %s", want, mid, back)
 	}
@@ -184,7 +182,7 @@ func TestResponsesSignaturesStayInTheirFamily(t *testing.T) {
 
 	// The same conversation bound for a Responses upstream keeps OpenAI's
 	// reasoning and drops Claude's.
-	mid, err := ResponsesRequestToAnthropic([]byte(responses), ResponsesRequestOptions{KeepReasoning: true})
+	mid, err := ResponsesRequestToAnthropic([]byte(responses), ResponsesRequestOptions{ForResponses: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,5 +267,25 @@ func TestResponsesRequestFromAnthropicRaisesTinyMaxTokens(t *testing.T) {
 	}
 	if !strings.Contains(string(out), `"max_output_tokens":16`) {
 		t.Errorf("max_tokens 1 became %s; want the Responses minimum, 16", out)
+	}
+}
+
+// Toward Anthropic, a forced tool call wins over thinking (Messages refuses
+// both); on the way back to Responses both are kept.
+func TestResponsesForcedToolAndThinking(t *testing.T) {
+	body := []byte(`{"model":"m","input":"hi","tools":[{"type":"function","name":"f"}],"tool_choice":"required","reasoning":{"effort":"low"},"temperature":0.4}`)
+	toClaude, err := ResponsesRequestToAnthropic(body, ResponsesRequestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(toClaude), `"thinking"`) || !strings.Contains(string(toClaude), `"tool_choice":{"type":"any"}`) || !strings.Contains(string(toClaude), `"temperature":0.4`) {
+		t.Errorf("toward Anthropic: %s", toClaude)
+	}
+	mid, err := ResponsesRequestToAnthropic(body, ResponsesRequestOptions{ForResponses: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(mid), `"thinking":{"type":"enabled","budget_tokens":2048}`) || !strings.Contains(string(mid), `"temperature":0.4`) {
+		t.Errorf("toward Responses: %s", mid)
 	}
 }

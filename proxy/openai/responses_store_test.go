@@ -174,7 +174,7 @@ func TestResponsesPreviousConversationDropsOpenAIReasoningForAnthropic(t *testin
 	if err := json.Unmarshal(toClaude, &got); err != nil || len(got.Messages) != 3 {
 		t.Errorf("toward Anthropic: %d messages (%v); want 3 (the reasoning-only turn dropped)", len(got.Messages), err)
 	}
-	toOpenAI, err := ResponsesRequestToAnthropic(body, ResponsesRequestOptions{Previous: store.Lookup("s"), KeepReasoning: true})
+	toOpenAI, err := ResponsesRequestToAnthropic(body, ResponsesRequestOptions{Previous: store.Lookup("s"), ForResponses: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -148,7 +148,7 @@ func TestResponsesClientThroughMessagesShapeNonStream(t *testing.T) {
 		Usage: proxytest.ResponsesUsage{Input: 50, Cached: 10, Output: 5},
 	}})
 	client := `{"model":"gpt-5-codex","instructions":"You are Codex.","input":[{"role":"user","content":"ls please"}],"tools":[{"type":"function","name":"shell","parameters":{"type":"object","properties":{"command":{"type":"array","items":{"type":"string"}}}},"strict":false}],"reasoning":{"effort":"medium"},"store":false}`
-	messages, err := ResponsesRequestToAnthropic([]byte(client), ResponsesRequestOptions{KeepReasoning: true})
+	messages, err := ResponsesRequestToAnthropic([]byte(client), ResponsesRequestOptions{ForResponses: true})
 	if err != nil {
 		t.Fatal(err)
 	}
