@@ -167,8 +167,8 @@ type ResponsesRequestOptions struct {
 	// (no thinking with a forced tool, no temperature with thinking) are not
 	// applied. Toward Anthropic (false) OpenAI reasoning is dropped, never sent.
 	ForResponses bool
-	// MaxTokens is max_tokens when the request has no max_output_tokens.
-	// 0 = ResponsesDefaultMaxTokens.
+	// MaxTokens is max_tokens when the request has no max_output_tokens
+	// (none is written when ForResponses). 0 = ResponsesDefaultMaxTokens.
 	MaxTokens int
 }
 
@@ -367,7 +367,11 @@ func ResponsesRequestToAnthropic(body []byte, opts ResponsesRequestOptions) ([]b
 		}
 		maxTokens = n
 	}
-	w.int("max_tokens", maxTokens)
+	// Messages requires max_tokens; a request bound back to Responses keeps
+	// the client's choice to leave it to the model.
+	if !isJSONNull(maxOut) || !opts.ForResponses {
+		w.int("max_tokens", maxTokens)
+	}
 
 	if len(system) > 0 {
 		w.key("system")

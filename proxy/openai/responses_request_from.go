@@ -103,15 +103,16 @@ func ResponsesRequestFromAnthropic(body []byte, opts ResponsesRequestOptions) ([
 			w.raw("parallel_tool_calls", []byte("false"))
 		}
 	}
-	if isJSONNull(maxTokens) {
-		return nil, responsesBadRequest("max_tokens", "max_tokens: Field required")
+	// Messages clients always send max_tokens; a request that came from a
+	// Responses client may leave it out (ForResponses), and so does this.
+	if !isJSONNull(maxTokens) {
+		// The Responses API refuses fewer than 16 output tokens; Messages
+		// clients probe with max_tokens 1 (Claude Code's quota check).
+		if n, err := strconv.Atoi(string(maxTokens)); err == nil && n < responsesMinOutputTokens {
+			maxTokens = []byte(strconv.Itoa(responsesMinOutputTokens))
+		}
+		w.raw("max_output_tokens", maxTokens)
 	}
-	// The Responses API refuses fewer than 16 output tokens; Messages
-	// clients probe with max_tokens 1 (Claude Code's quota check).
-	if n, err := strconv.Atoi(string(maxTokens)); err == nil && n < responsesMinOutputTokens {
-		maxTokens = []byte(strconv.Itoa(responsesMinOutputTokens))
-	}
-	w.raw("max_output_tokens", maxTokens)
 
 	effort := ""
 	if anthropic.ThinkingEnabled(req.Thinking) {

@@ -74,7 +74,6 @@ func TestResponsesRequestFromAnthropicRefusesBadInput(t *testing.T) {
 		{"malformed JSON", `{"model":"gpt-5","messages":[`, "", "could not parse"},
 		{"invalid escape", `{"model":"gpt-5","max_tokens":10,"messages":[{"role":"user","content":"\q"}]}`, "", "invalid escape"},
 		{"missing model", `{"max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`, "model", "Field required"},
-		{"missing max_tokens", `{"model":"gpt-5","messages":[{"role":"user","content":"hi"}]}`, "max_tokens", "Field required"},
 		{"server tools", `{"model":"gpt-5","max_tokens":10,"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"web_search_20250305","name":"web_search"},{"name":"Read","input_schema":{"type":"object"}},{"type":"bash_20250124","name":"bash"}]}`, "tools", "web_search_20250305, bash_20250124"},
 		{"system role message", `{"model":"gpt-5","max_tokens":10,"messages":[{"role":"system","content":"hi"}]}`, "messages.0.role", "'user' or 'assistant'"},
 		{"image from a file", `{"model":"gpt-5","max_tokens":10,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"file","file_id":"f"}}]}]}`, "messages.0.content.0.source.type", "'file'"},
@@ -287,5 +286,26 @@ func TestResponsesForcedToolAndThinking(t *testing.T) {
 	}
 	if !strings.Contains(string(mid), `"thinking":{"type":"enabled","budget_tokens":2048}`) || !strings.Contains(string(mid), `"temperature":0.4`) {
 		t.Errorf("toward Responses: %s", mid)
+	}
+}
+
+// A Responses request without max_output_tokens, bound back to Responses,
+// stays without it: the Messages default would exceed some models' limits.
+func TestResponsesMaxOutputTokensStaysUnsetOnTheWayBack(t *testing.T) {
+	body := []byte(`{"model":"gpt-4o","input":"hi"}`)
+	mid, err := ResponsesRequestToAnthropic(body, ResponsesRequestOptions{ForResponses: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ResponsesRequestFromAnthropic(mid, ResponsesRequestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(mid), "max_tokens") || strings.Contains(string(back), "max_output_tokens") {
+		t.Errorf("max tokens appeared: %s → %s", mid, back)
+	}
+	toClaude, err := ResponsesRequestToAnthropic(body, ResponsesRequestOptions{MaxTokens: 4096})
+	if err != nil || !strings.Contains(string(toClaude), `"max_tokens":4096`) {
+		t.Errorf("toward Anthropic max_tokens must be set: %s (%v)", toClaude, err)
 	}
 }
