@@ -1,0 +1,366 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math/bits"
+	"net/http"
+	"strings"
+
+	"longhaul/proxy/anthropic"
+)
+
+// The Responses translation reads requests with proxy/anthropic's scanner
+// (EachMember, ParseBlocks) rather than encoding/json: it never decodes the
+// text of a conversation, it copies each JSON string as it came, so an
+// 800 KB conversation translates in about a millisecond (BenchmarkResponses*).
+
+// ResponsesRequestError is a request the translation refuses: the HTTP status,
+// OpenAI's error code and the offending param, so the proxy answers it in the
+// client's own shape (JSON renders it with ErrorJSON).
+type ResponsesRequestError struct {
+	Status  int
+	Code    string // "" for none
+	Param   string // "" for none
+	Message string
+}
+
+func (e *ResponsesRequestError) Error() string {
+	if e.Param != "" {
+		return e.Param + ": " + e.Message
+	}
+	return e.Message
+}
+
+// JSON is the error in OpenAI's shape.
+func (e *ResponsesRequestError) JSON() []byte { return ErrorJSON(e.Status, e.Code, e.Param, e.Message) }
+
+// AnthropicJSON is the error in Anthropic's shape, for a Messages client whose
+// request could not be put into the Responses shape.
+func (e *ResponsesRequestError) AnthropicJSON() []byte {
+	return anthropic.ErrorJSON(anthropic.ErrorType(e.Status), e.Error())
+}
+
+func responsesBadRequest(param, format string, args ...any) *ResponsesRequestError {
+	return &ResponsesRequestError{Status: http.StatusBadRequest, Param: param, Message: fmt.Sprintf(format, args...)}
+}
+
+func responsesSyntaxError(err error) *ResponsesRequestError {
+	return &ResponsesRequestError{Status: http.StatusBadRequest, Message: "We could not parse the JSON body of your request: " + err.Error()}
+}
+
+// responsesFields holds the raw values of the members an item, a content part
+// or a tool may have: nil when absent. One struct for all of them keeps the
+// scan to a single switch.
+type responsesFields struct {
+	Type, Role, Content, ID, CallID, Name, Arguments, Output           []byte
+	Summary, EncryptedContent, Text, Refusal, ImageURL, FileID         []byte
+	FileData, FileURL, Filename, Description, Parameters, Format       []byte
+	Schema, Effort, Strict, Status, Data, MediaType, URL, Source, Kind []byte
+}
+
+func parseResponsesFields(obj []byte) (responsesFields, error) {
+	var f responsesFields
+	if len(obj) == 0 || obj[0] != '{' {
+		return f, fmt.Errorf("expected an object")
+	}
+	return f, f.read(obj, nil)
+}
+
+// read fills f from the object at the start of obj, calling seen (if not
+// nil) with each member's value.
+func (f *responsesFields) read(obj []byte, seen func(v []byte)) error {
+	return anthropic.EachMember(obj, func(k, v []byte) error {
+		if seen != nil {
+			seen(v)
+		}
+		switch string(k) {
+		case "type":
+			f.Type = v
+		case "role":
+			f.Role = v
+		case "content":
+			f.Content = v
+		case "id":
+			f.ID = v
+		case "call_id":
+			f.CallID = v
+		case "name":
+			f.Name = v
+		case "arguments":
+			f.Arguments = v
+		case "output":
+			f.Output = v
+		case "summary":
+			f.Summary = v
+		case "encrypted_content":
+			f.EncryptedContent = v
+		case "text":
+			f.Text = v
+		case "refusal":
+			f.Refusal = v
+		case "image_url":
+			f.ImageURL = v
+		case "file_id":
+			f.FileID = v
+		case "file_data":
+			f.FileData = v
+		case "file_url":
+			f.FileURL = v
+		case "filename":
+			f.Filename = v
+		case "description":
+			f.Description = v
+		case "parameters":
+			f.Parameters = v
+		case "format":
+			f.Format = v
+		case "schema":
+			f.Schema = v
+		case "effort":
+			f.Effort = v
+		case "strict":
+			f.Strict = v
+		case "status":
+			f.Status = v
+		case "data":
+			f.Data = v
+		case "media_type":
+			f.MediaType = v
+		case "url":
+			f.URL = v
+		case "source":
+			f.Source = v
+		case "kind":
+			f.Kind = v
+		}
+		return nil
+	})
+}
+
+// responsesElem is an element of an array of objects: its raw bytes and the
+// members the translation reads.
+type responsesElem struct {
+	raw []byte
+	f   responsesFields
+}
+
+// responsesElements reads a JSON array of objects (responsesEachElement).
+func responsesElements(arr []byte) ([]responsesElem, error) {
+	var out []responsesElem
+	err := responsesEachElement(arr, func(_ int, e *responsesElem) error {
+		out = append(out, *e)
+		return nil
+	})
+	return out, err
+}
+
+// responsesEachElement reads a JSON array of objects in one pass, calling fn
+// with each element: its members are read while its end is found, so no byte
+// is scanned twice. A syntax error is a *ResponsesRequestError-free plain
+// error; fn's errors are returned as they are.
+func responsesEachElement(arr []byte, fn func(i int, e *responsesElem) error) error {
+	if len(arr) == 0 || arr[0] != '[' {
+		return fmt.Errorf("expected an array")
+	}
+	i := skipResponsesWS(arr, 1)
+	if i < len(arr) && arr[i] == ']' {
+		return nil
+	}
+	var e responsesElem
+	for n := 0; ; n++ {
+		if i >= len(arr) || arr[i] != '{' {
+			return fmt.Errorf("expected an object at byte %d", i)
+		}
+		obj := arr[i:]
+		e = responsesElem{}
+		last := 1 // end of the last member's value, relative to obj
+		err := e.f.read(obj, func(v []byte) { last = cap(obj) - cap(v) + len(v) })
+		if err != nil {
+			return err
+		}
+		end := skipResponsesWS(obj, last)
+		if end >= len(obj) || obj[end] != '}' {
+			return fmt.Errorf("expected '}' at byte %d", i+end)
+		}
+		e.raw = obj[:end+1]
+		if err := fn(n, &e); err != nil {
+			return err
+		}
+		i = skipResponsesWS(arr, i+end+1)
+		if i >= len(arr) {
+			return fmt.Errorf("unterminated array")
+		}
+		switch arr[i] {
+		case ',':
+			i = skipResponsesWS(arr, i+1)
+		case ']':
+			return nil
+		default:
+			return fmt.Errorf("expected ',' or ']' at byte %d", i)
+		}
+	}
+}
+
+func skipResponsesWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// isJSONString reports whether raw is a JSON string (not null, not absent).
+func isJSONString(raw []byte) bool { return len(raw) >= 2 && raw[0] == '"' }
+
+// isJSONNull reports whether raw is absent or null.
+func isJSONNull(raw []byte) bool { return len(raw) == 0 || string(raw) == "null" }
+
+// responsesWriter builds a JSON object member by member.
+type responsesWriter struct {
+	buf   *bytes.Buffer
+	first bool
+}
+
+func newResponsesWriter(buf *bytes.Buffer) responsesWriter {
+	buf.WriteByte('{')
+	return responsesWriter{buf: buf, first: true}
+}
+
+func (w *responsesWriter) key(k string) {
+	if !w.first {
+		w.buf.WriteByte(',')
+	}
+	w.first = false
+	w.buf.WriteByte('"')
+	w.buf.WriteString(k)
+	w.buf.WriteString(`":`)
+}
+
+// raw writes a member whose value is already JSON.
+func (w *responsesWriter) raw(k string, v []byte) {
+	w.key(k)
+	w.buf.Write(v)
+}
+
+// str writes a member whose value is the string s.
+func (w *responsesWriter) str(k, s string) {
+	w.key(k)
+	w.buf.Write(anthropic.Quote(s))
+}
+
+func (w *responsesWriter) int(k string, n int) {
+	w.key(k)
+	fmt.Fprintf(w.buf, "%d", n)
+}
+
+func (w *responsesWriter) end() { w.buf.WriteByte('}') }
+
+// compactJSON returns raw without insignificant whitespace (tool arguments are
+// sent compact, as the APIs themselves send them).
+func compactJSON(raw []byte) []byte {
+	if bytes.IndexAny(raw, " \t\r\n") < 0 {
+		return raw
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return raw
+	}
+	return buf.Bytes()
+}
+
+// splitDataURL splits "data:<media type>;base64,<data>".
+func splitDataURL(u string) (mediaType, data string, ok bool) {
+	rest, found := strings.CutPrefix(u, "data:")
+	if !found {
+		return "", "", false
+	}
+	meta, data, found := strings.Cut(rest, ",")
+	if !found {
+		return "", "", false
+	}
+	mediaType, found = strings.CutSuffix(meta, ";base64")
+	if !found || mediaType == "" {
+		return "", "", false
+	}
+	return mediaType, data, true
+}
+
+// isEmptyJSONString reports whether raw is the JSON string "" (checked on the
+// raw bytes: decoding a long text only to test it for emptiness is wasted work).
+func isEmptyJSONString(raw []byte) bool { return len(raw) == 2 && raw[0] == '"' }
+
+// responsesCheckStrings validates what the scanner skips inside strings:
+// escapes and control characters. The translation copies strings as they
+// came, so a malformed one would otherwise reach the output. Eight bytes are
+// checked at a time; only quotes, backslashes and control bytes stop it.
+func responsesCheckStrings(b []byte) error {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	inString := false
+	for i := 0; i < len(b); {
+		for i+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[i:])
+			q, bs := x^(ones*'"'), x^(ones*'\\')
+			// The lowest set bit marks the first candidate exactly (borrows
+			// only spoil bits above it), so jump straight to it.
+			if m := ((q-ones)&^q | (bs-ones)&^bs | (x-ones*0x20)&^x) & highs; m != 0 {
+				i += bits.TrailingZeros64(m) / 8
+				break
+			}
+			i += 8
+		}
+		if i >= len(b) {
+			break
+		}
+		switch c := b[i]; {
+		case c == '"':
+			inString = !inString
+			i++
+		case c == '\\' && inString:
+			if i+1 >= len(b) {
+				return fmt.Errorf("unterminated escape at byte %d", i)
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) || !isHex4(b[i+2:i+6]) {
+					return fmt.Errorf("invalid \\u escape at byte %d", i)
+				}
+				i += 6
+			default:
+				return fmt.Errorf("invalid escape at byte %d", i)
+			}
+		case c < 0x20 && inString:
+			return fmt.Errorf("control character in a string at byte %d", i)
+		default:
+			i++
+		}
+	}
+	return nil
+}
+
+func isHex4(h []byte) bool {
+	for _, c := range h {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// responsesName returns a short JSON string such as a type, role or call id:
+// without an allocation when it has no escapes (a type name never has), so
+// the per-item switches of an 800 KB conversation cost no garbage. Callers
+// compare it or convert it where it is kept.
+func responsesName(raw []byte) []byte {
+	if !isJSONString(raw) {
+		return nil
+	}
+	in := raw[1 : len(raw)-1]
+	if bytes.IndexByte(in, '\\') < 0 {
+		return in
+	}
+	return []byte(anthropic.Unquote(raw))
+}

@@ -1,0 +1,1011 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"longhaul/proxy/anthropic"
+)
+
+// Request translation between the Responses API and Anthropic Messages.
+// Wire formats checked against openai-node's src/resources/responses
+// (ResponseCreateParams, ResponseInputItem, FunctionTool, ResponseReasoningItem)
+// and the Messages API reference. Field by field (Responses ⇄ Messages):
+//
+//	model                     ⇄ model
+//	instructions, system and  ⇄ system (a string, or text blocks when several;
+//	  developer messages           Messages has no system turns)
+//	input string              ⇄ one user message with string content
+//	message items             ⇄ user/assistant turns; consecutive items of one
+//	                             role merge into one turn; input_text and
+//	                             output_text ⇄ text, refusal → text,
+//	                             input_image (https or data URL) ⇄ image,
+//	                             input_file (PDF data URL or file_url) ⇄ document
+//	function_call             ⇄ tool_use (call_id = id; arguments string ⇄ input object)
+//	function_call_output      ⇄ tool_result (output string or parts ⇄ content);
+//	                             is_error is dropped (no counterpart)
+//	reasoning                 → thinking only when it can be restored: OpenAI's
+//	                             encrypted_content rides in a marked signature
+//	                             (ForResponses), Claude's own signature or
+//	                             redacted data rides back in encrypted_content;
+//	                             a signature never reaches the other family
+//	tools (function)          ⇄ tools (parameters ⇄ input_schema, kept an object
+//	                             schema; strict false toward OpenAI)
+//	built-in tools            → 400 naming them (both directions)
+//	tool_choice auto/required/none/{function} ⇄ {auto}/{any}/{none}/{tool}
+//	parallel_tool_calls false ⇄ tool_choice.disable_parallel_tool_use
+//	max_output_tokens         ⇄ max_tokens (default ResponsesDefaultMaxTokens)
+//	reasoning.effort          ⇄ thinking budget (low 2048, medium 8192, high
+//	                             24576; minimal/none → off; dropped when a tool
+//	                             is forced, as Messages requires)
+//	text.format json_schema   ⇄ output_config.format json_schema
+//	temperature, top_p        ⇄ temperature, top_p (dropped with thinking on)
+//	metadata.user_id, else    ⇄ metadata.user_id (the proxy's session key)
+//	  prompt_cache_key/user
+//	stream                    ⇄ stream
+//	store, include, truncation, service_tier, stop_sequences, top_k: dropped;
+//	toward OpenAI store is false and encrypted reasoning is included, so each
+//	request carries the whole conversation.
+//	previous_response_id      → the stored conversation (ResponsesStore) first
+
+// ResponsesDefaultMaxTokens is the max_tokens of a Messages request translated
+// from a Responses request without max_output_tokens (Messages requires one;
+// every current Claude model accepts this many).
+const ResponsesDefaultMaxTokens = 32000
+
+// responsesReasoningPrefix marks a thinking signature that carries an OpenAI
+// reasoning item (its id and encrypted_content) through the Messages shape.
+// Such a signature belongs to the OpenAI family: it is restored into a
+// reasoning item when the request goes back to a Responses upstream and must
+// never reach Anthropic (ResponsesIsReasoningSignature lets the proxy check).
+const responsesReasoningPrefix = "openai-reasoning:"
+
+// ResponsesIsReasoningSignature reports whether a thinking signature is an
+// OpenAI reasoning item carried through the Messages shape (family "openai").
+func ResponsesIsReasoningSignature(signature string) bool {
+	return strings.HasPrefix(signature, responsesReasoningPrefix)
+}
+
+func responsesReasoningSignature(id, encrypted string) string {
+	return responsesReasoningPrefix + id + ":" + encrypted
+}
+
+// Anthropic's own thinking rides the other way: a Responses client gets a
+// Claude thinking block as a reasoning item whose encrypted_content holds the
+// signature (or a redacted block's data) under these marks, and sends it
+// back, so a tool loop with thinking keeps its signed chain. Such content
+// goes back to Anthropic only; toward OpenAI it is dropped.
+const (
+	responsesAnthropicThinkingPrefix = "anthropic-thinking:"
+	responsesAnthropicRedactedPrefix = "anthropic-redacted:"
+)
+
+// responsesEncryptedForThinking is the encrypted_content a Claude thinking
+// block travels in ("" for a block without a signature).
+func responsesEncryptedForThinking(signature string) string {
+	if signature == "" {
+		return ""
+	}
+	return responsesAnthropicThinkingPrefix + signature
+}
+
+// responsesSignatureForReasoning is the thinking signature a reasoning item
+// from a Responses upstream travels in: Anthropic's own signature when the
+// item carried one, else the OpenAI mark.
+func responsesSignatureForReasoning(id, encrypted string) string {
+	if sig, ok := strings.CutPrefix(encrypted, responsesAnthropicThinkingPrefix); ok {
+		return sig
+	}
+	return responsesReasoningSignature(id, encrypted)
+}
+
+func parseResponsesReasoningSignature(sig string) (id, encrypted string, ok bool) {
+	rest, ok := strings.CutPrefix(sig, responsesReasoningPrefix)
+	if !ok {
+		return "", "", false
+	}
+	return strings.Cut(rest, ":")
+}
+
+// Reasoning effort ⇄ thinking budget. Each effort maps to a budget that maps
+// back to the same effort, so a round trip keeps it.
+var responsesEffortBudgets = []struct {
+	effort string
+	budget int
+}{{"low", 2048}, {"medium", 8192}, {"high", 24576}}
+
+func responsesBudgetForEffort(effort string) (int, bool) {
+	switch effort {
+	case "xhigh":
+		return 32768, true
+	case "none", "minimal", "":
+		return 0, false
+	}
+	for _, e := range responsesEffortBudgets {
+		if e.effort == effort {
+			return e.budget, true
+		}
+	}
+	return 0, false
+}
+
+func responsesEffortForBudget(budget int) string {
+	switch {
+	case budget < 4096:
+		return "low"
+	case budget < 16384:
+		return "medium"
+	}
+	return "high"
+}
+
+// responsesBuiltinTools names the Responses tool types only OpenAI can run.
+func responsesBuiltinTool(typ string) bool { return typ != "function" }
+
+// ResponsesConversation is what a stored response remembers: the whole
+// conversation up to and including its output, as Messages-shape messages.
+type ResponsesConversation struct {
+	Messages []json.RawMessage
+}
+
+// ResponsesRequestOptions is what a Responses request translation needs from
+// outside. The zero value is usable.
+type ResponsesRequestOptions struct {
+	// Previous looks up the conversation a previous_response_id names (a
+	// ResponsesStore bound to the caller's session). nil: every
+	// previous_response_id is unknown (400 previous_response_not_found).
+	Previous func(id string) (ResponsesConversation, bool)
+	// ForResponses says the Messages-shape request will be translated back
+	// to Responses (a Responses upstream, after compaction) instead of going
+	// to Anthropic. Reasoning items with encrypted_content then ride through
+	// as thinking blocks with a marked signature, and the Messages-only rules
+	// (no thinking with a forced tool, no temperature with thinking) are not
+	// applied. Toward Anthropic (false) OpenAI reasoning is dropped, never sent.
+	ForResponses bool
+	// MaxTokens is max_tokens when the request has no max_output_tokens
+	// (none is written when ForResponses). 0 = ResponsesDefaultMaxTokens.
+	MaxTokens int
+}
+
+// responsesTurn is one Messages message being built.
+type responsesTurn struct {
+	role   string
+	str    []byte           // raw string content, when the item had a string content and nothing merged into it
+	blocks []responsesBlock // blocks otherwise
+}
+
+type responsesTurns struct {
+	turns    []responsesTurn
+	calls    map[string]bool // call ids of function_call items seen so far
+	order    []string        // the same ids in the order they came
+	answered map[string]bool // call ids with a function_call_output
+}
+
+// responsesBlock is a content block as the segments of its JSON, written one
+// after the other: a long text is referenced where it lies in the client's
+// body, never copied into a block of its own.
+type responsesBlock [][]byte
+
+var (
+	responsesTextPrefix   = []byte(`{"type":"text","text":`)
+	responsesClosingBrace = []byte(`}`)
+)
+
+func (t *responsesTurns) add(role string, block responsesBlock) {
+	if n := len(t.turns); n > 0 && t.turns[n-1].role == role {
+		last := &t.turns[n-1]
+		if last.str != nil {
+			if !isEmptyJSONString(last.str) {
+				last.blocks = append(last.blocks, responsesTextBlock(last.str))
+			}
+			last.str = nil
+		}
+		last.blocks = append(last.blocks, block)
+		return
+	}
+	t.turns = append(t.turns, responsesTurn{role: role, blocks: []responsesBlock{block}})
+}
+
+func (t *responsesTurns) addString(role string, raw []byte) {
+	if n := len(t.turns); n > 0 && t.turns[n-1].role == role {
+		if !isEmptyJSONString(raw) {
+			t.add(role, responsesTextBlock(raw))
+		}
+		return
+	}
+	t.turns = append(t.turns, responsesTurn{role: role, str: raw})
+}
+
+func responsesTextBlock(rawText []byte) responsesBlock {
+	return responsesBlock{responsesTextPrefix, rawText, responsesClosingBrace}
+}
+
+func (b responsesBlock) writeTo(out *bytes.Buffer) {
+	for _, seg := range b {
+		out.Write(seg)
+	}
+}
+
+// ResponsesRequestToAnthropic translates a Responses request into a Messages
+// request. Errors are *ResponsesRequestError.
+func ResponsesRequestToAnthropic(body []byte, opts ResponsesRequestOptions) ([]byte, error) {
+	var (
+		model, input, instructions, tools, toolChoice, parallel  []byte
+		maxOut, reasoning, text, temperature, topP, metadata     []byte
+		stream, previous, promptCacheKey, user, safetyIdentifier []byte
+	)
+	if len(body) == 0 || body[0] != '{' {
+		return nil, responsesBadRequest("", "The request body must be a JSON object.")
+	}
+	if err := responsesCheckStrings(body); err != nil {
+		return nil, responsesSyntaxError(err)
+	}
+	err := anthropic.EachMember(body, func(k, v []byte) error {
+		switch string(k) {
+		case "model":
+			model = v
+		case "input":
+			input = v
+		case "instructions":
+			instructions = v
+		case "tools":
+			tools = v
+		case "tool_choice":
+			toolChoice = v
+		case "parallel_tool_calls":
+			parallel = v
+		case "max_output_tokens":
+			maxOut = v
+		case "reasoning":
+			reasoning = v
+		case "text":
+			text = v
+		case "temperature":
+			temperature = v
+		case "top_p":
+			topP = v
+		case "metadata":
+			metadata = v
+		case "stream":
+			stream = v
+		case "previous_response_id":
+			previous = v
+		case "prompt_cache_key":
+			promptCacheKey = v
+		case "user":
+			user = v
+		case "safety_identifier":
+			safetyIdentifier = v
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, responsesSyntaxError(err)
+	}
+	if !isJSONString(model) {
+		return nil, responsesBadRequest("model", "Missing required parameter: 'model'.")
+	}
+
+	turns := responsesTurns{calls: map[string]bool{}, answered: map[string]bool{}}
+	var prior []json.RawMessage
+	if !isJSONNull(previous) {
+		id := anthropic.Unquote(previous)
+		var conv ResponsesConversation
+		ok := false
+		if opts.Previous != nil && id != "" {
+			conv, ok = opts.Previous(id)
+		}
+		if !ok {
+			return nil, &ResponsesRequestError{Status: http.StatusBadRequest, Code: "previous_response_not_found", Param: "previous_response_id",
+				Message: "Previous response with id '" + id + "' not found."}
+		}
+		prior = conv.Messages
+		if !opts.ForResponses {
+			prior = responsesDropReasoning(prior)
+		}
+		for _, m := range prior {
+			responsesNoteCalls(m, &turns)
+		}
+	}
+
+	var system [][]byte // raw JSON strings
+	if isJSONString(instructions) {
+		if !isEmptyJSONString(instructions) {
+			system = append(system, instructions)
+		}
+	} else if !isJSONNull(instructions) {
+		return nil, responsesBadRequest("instructions", "Invalid type for 'instructions': expected a string.")
+	}
+
+	switch {
+	case isJSONString(input):
+		turns.addString("user", input)
+	case len(input) > 0 && input[0] == '[':
+		err := responsesEachElement(input, func(i int, item *responsesElem) error {
+			sys, err := turns.item(&item.f, i, opts.ForResponses)
+			system = append(system, sys...)
+			return err
+		})
+		var re *ResponsesRequestError
+		if errors.As(err, &re) {
+			return nil, re
+		}
+		if err != nil {
+			return nil, responsesSyntaxError(err)
+		}
+	case isJSONNull(input):
+		if prior == nil {
+			return nil, responsesBadRequest("input", "Missing required parameter: 'input'.")
+		}
+	default:
+		return nil, responsesBadRequest("input", "Invalid type for 'input': expected a string or an array of input items.")
+	}
+	for _, id := range turns.order {
+		if !turns.answered[id] {
+			return nil, responsesBadRequest("input", "No tool output found for function call %s.", id)
+		}
+	}
+
+	var out bytes.Buffer
+	out.Grow(len(body) + len(body)/8 + 1024)
+	w := newResponsesWriter(&out)
+	w.raw("model", model)
+
+	maxTokens := opts.MaxTokens
+	if maxTokens <= 0 {
+		maxTokens = ResponsesDefaultMaxTokens
+	}
+	if !isJSONNull(maxOut) {
+		n, err := strconv.Atoi(string(maxOut))
+		if err != nil || n < 1 {
+			return nil, responsesBadRequest("max_output_tokens", "Invalid 'max_output_tokens': expected a positive integer.")
+		}
+		maxTokens = n
+	}
+	// Messages requires max_tokens; a request bound back to Responses keeps
+	// the client's choice to leave it to the model.
+	if !isJSONNull(maxOut) || !opts.ForResponses {
+		w.int("max_tokens", maxTokens)
+	}
+
+	if len(system) > 0 {
+		w.key("system")
+		if len(system) == 1 {
+			out.Write(system[0])
+		} else {
+			out.WriteByte('[')
+			for i, s := range system {
+				if i > 0 {
+					out.WriteByte(',')
+				}
+				responsesTextBlock(s).writeTo(&out)
+			}
+			out.WriteByte(']')
+		}
+	}
+
+	w.key("messages")
+	out.WriteByte('[')
+	for i, m := range prior {
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		out.Write(m)
+	}
+	for i, t := range turns.turns {
+		if i > 0 || len(prior) > 0 {
+			out.WriteByte(',')
+		}
+		writeResponsesTurn(&out, t)
+	}
+	out.WriteByte(']')
+
+	hasTools := false
+	if !isJSONNull(tools) {
+		n, err := responsesToolsToAnthropic(&w, tools)
+		if err != nil {
+			return nil, err
+		}
+		hasTools = n > 0
+	}
+	forced, err := responsesToolChoiceToAnthropic(&w, toolChoice, parallel, hasTools)
+	if err != nil {
+		return nil, err
+	}
+
+	thinking := false
+	if !isJSONNull(reasoning) {
+		rf, err := parseResponsesFields(reasoning)
+		if err != nil {
+			return nil, responsesBadRequest("reasoning", "Invalid 'reasoning': expected an object.")
+		}
+		// Messages refuses thinking with a forced tool call; the explicit
+		// tool_choice wins.
+		if budget, ok := responsesBudgetForEffort(anthropic.Unquote(rf.Effort)); ok && (!forced || opts.ForResponses) {
+			if budget > maxTokens-1024 {
+				budget = maxTokens - 1024
+			}
+			if budget >= 1024 {
+				w.key("thinking")
+				out.WriteString(`{"type":"enabled","budget_tokens":`)
+				out.WriteString(strconv.Itoa(budget))
+				out.WriteByte('}')
+				thinking = true
+			}
+		}
+	}
+	if !isJSONNull(text) {
+		if err := responsesTextFormatToAnthropic(&w, text); err != nil {
+			return nil, err
+		}
+	}
+	// Messages refuses a temperature other than 1 (and a low top_p) with
+	// thinking on; Responses reasoning models ignore them.
+	if !thinking || opts.ForResponses {
+		if !isJSONNull(temperature) {
+			w.raw("temperature", temperature)
+		}
+		if !isJSONNull(topP) {
+			w.raw("top_p", topP)
+		}
+	}
+	// Messages' metadata has one key, user_id (anything else is refused); it
+	// is also what the proxy keys sessions on, so Codex's prompt_cache_key
+	// (one per conversation) is the best stand-in.
+	userID := []byte(nil)
+	if len(metadata) > 0 && metadata[0] == '{' {
+		if v := anthropic.MemberValue(metadata, "user_id"); isJSONString(v) {
+			userID = v
+		}
+	}
+	for _, v := range [][]byte{promptCacheKey, safetyIdentifier, user} {
+		if userID == nil && isJSONString(v) {
+			userID = v
+		}
+	}
+	if userID != nil {
+		w.key("metadata")
+		out.WriteString(`{"user_id":`)
+		out.Write(userID)
+		out.WriteByte('}')
+	}
+	if string(stream) == "true" {
+		w.raw("stream", stream)
+	}
+	w.end()
+	return out.Bytes(), nil
+}
+
+// responsesNoteCalls records the tool_use and tool_result ids of a stored message.
+func responsesNoteCalls(raw []byte, t *responsesTurns) {
+	m, err := anthropic.ParseMessage(raw)
+	if err != nil {
+		return
+	}
+	for _, b := range m.Blocks {
+		switch b.Type {
+		case "tool_use":
+			if !t.calls[b.ID()] {
+				t.calls[b.ID()] = true
+				t.order = append(t.order, b.ID())
+			}
+		case "tool_result":
+			t.answered[b.ToolUseID()] = true
+		}
+	}
+}
+
+func writeResponsesTurn(out *bytes.Buffer, t responsesTurn) {
+	out.WriteString(`{"role":"`)
+	out.WriteString(t.role)
+	out.WriteString(`","content":`)
+	if t.str != nil {
+		out.Write(t.str)
+		out.WriteByte('}')
+		return
+	}
+	blocks := t.blocks
+	rank := func(a, b responsesBlock) int { return responsesBlockRank(a) - responsesBlockRank(b) }
+	if t.role == "user" && !slices.IsSortedFunc(blocks, rank) {
+		// Messages wants a turn's tool_result blocks before anything else.
+		blocks = slices.Clone(blocks)
+		slices.SortStableFunc(blocks, rank)
+	}
+	out.WriteByte('[')
+	for i, b := range blocks {
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		b.writeTo(out)
+	}
+	out.WriteString("]}")
+}
+
+func responsesBlockRank(block responsesBlock) int {
+	if len(block) > 0 && bytes.HasPrefix(block[0], []byte(`{"type":"tool_result"`)) {
+		return 0
+	}
+	return 1
+}
+
+// item translates one input item, appending to the turns; system and
+// developer messages are returned as raw strings for the system prompt
+// (Messages has no system turns).
+func (t *responsesTurns) item(f *responsesFields, index int, forResponses bool) (system [][]byte, err error) {
+	param := "input[" + strconv.Itoa(index) + "]"
+	typ := responsesName(f.Type)
+	if len(typ) == 0 && f.Role != nil {
+		typ = []byte("message")
+	}
+	switch string(typ) {
+	case "message":
+		var role string
+		switch r := responsesName(f.Role); string(r) {
+		case "system", "developer":
+			return responsesSystemTexts(f.Content, param)
+		case "user":
+			role = "user"
+		case "assistant":
+			role = "assistant"
+		default:
+			return nil, responsesBadRequest(param+".role", "Invalid value: '%s'. Supported values are: 'user', 'assistant', 'system' and 'developer'.", r)
+		}
+		if isJSONString(f.Content) {
+			t.addString(role, f.Content)
+			return nil, nil
+		}
+		err := responsesEachElement(f.Content, func(j int, p *responsesElem) error {
+			block, err := responsesPartToAnthropic(&p.f, param, ".content", j)
+			if block != nil {
+				t.add(role, block)
+			}
+			return err
+		})
+		return nil, responsesPartsError(err, param+".content")
+	case "function_call":
+		if !isJSONString(f.CallID) || !isJSONString(f.Name) {
+			return nil, responsesBadRequest(param, "A function_call item needs 'call_id' and 'name'.")
+		}
+		args, err := responsesArguments(f.Arguments, param+".arguments")
+		if err != nil {
+			return nil, err
+		}
+		if id := responsesName(f.CallID); !t.calls[string(id)] {
+			t.calls[string(id)] = true
+			t.order = append(t.order, string(id))
+		}
+		var b bytes.Buffer
+		b.Grow(len(f.CallID) + len(f.Name) + len(args) + 48)
+		b.WriteString(`{"type":"tool_use","id":`)
+		b.Write(f.CallID)
+		b.WriteString(`,"name":`)
+		b.Write(f.Name)
+		b.WriteString(`,"input":`)
+		b.Write(args)
+		b.WriteByte('}')
+		t.add("assistant", responsesBlock{b.Bytes()})
+		return nil, nil
+	case "function_call_output":
+		id := responsesName(f.CallID)
+		if !t.calls[string(id)] {
+			return nil, responsesBadRequest(param+".call_id", "No tool call found for function call output with call_id %s.", id)
+		}
+		t.answered[string(id)] = true
+		head := make([]byte, 0, len(f.CallID)+48)
+		head = append(head, `{"type":"tool_result","tool_use_id":`...)
+		head = append(head, f.CallID...)
+		head = append(head, `,"content":`...)
+		block := responsesBlock{head}
+		switch {
+		case isJSONString(f.Output):
+			block = append(block, f.Output)
+		case len(f.Output) > 0 && f.Output[0] == '[':
+			open := []byte("[")
+			err := responsesEachElement(f.Output, func(j int, p *responsesElem) error {
+				part, err := responsesPartToAnthropic(&p.f, param, ".output", j)
+				if part != nil {
+					block = append(block, open)
+					block = append(block, part...)
+					open = []byte(",")
+				}
+				return err
+			})
+			if err := responsesPartsError(err, param+".output"); err != nil {
+				return nil, err
+			}
+			if len(open) == 1 && open[0] == '[' {
+				block = append(block, open)
+			}
+			block = append(block, []byte("]"))
+		default:
+			return nil, responsesBadRequest(param+".output", "Invalid 'output': expected a string or an array of content parts.")
+		}
+		block = append(block, responsesClosingBrace)
+		t.add("user", block)
+		return nil, nil
+	case "reasoning":
+		enc := anthropic.Unquote(f.EncryptedContent)
+		var b bytes.Buffer
+		switch {
+		case strings.HasPrefix(enc, responsesAnthropicRedactedPrefix):
+			b.WriteString(`{"type":"redacted_thinking","data":`)
+			b.Write(anthropic.Quote(strings.TrimPrefix(enc, responsesAnthropicRedactedPrefix)))
+			b.WriteByte('}')
+		case strings.HasPrefix(enc, responsesAnthropicThinkingPrefix):
+			b.WriteString(`{"type":"thinking","thinking":`)
+			b.Write(anthropic.Quote(responsesSummaryText(f.Summary)))
+			b.WriteString(`,"signature":`)
+			b.Write(anthropic.Quote(strings.TrimPrefix(enc, responsesAnthropicThinkingPrefix)))
+			b.WriteByte('}')
+		case forResponses && enc != "":
+			// OpenAI's encrypted_content rides along only when the request
+			// goes back to a Responses upstream; an unsigned thinking block
+			// would be refused by Messages, so otherwise the item is dropped.
+			b.WriteString(`{"type":"thinking","thinking":`)
+			b.Write(anthropic.Quote(responsesSummaryText(f.Summary)))
+			b.WriteString(`,"signature":`)
+			b.Write(anthropic.Quote(responsesReasoningSignature(anthropic.Unquote(f.ID), enc)))
+			b.WriteByte('}')
+		default:
+			return nil, nil
+		}
+		t.add("assistant", responsesBlock{b.Bytes()})
+		return nil, nil
+	case "item_reference":
+		return nil, responsesBadRequest(param, "Item references need items stored by OpenAI; send the items themselves (or use previous_response_id).")
+	}
+	return nil, responsesBadRequest(param+".type", "Input items of type '%s' are not supported by this upstream.", typ)
+}
+
+// responsesSummaryText joins a reasoning item's summary texts.
+func responsesSummaryText(summary []byte) string {
+	parts, err := responsesElements(summary)
+	if err != nil {
+		return ""
+	}
+	var texts []string
+	for _, p := range parts {
+		if f := p.f; isJSONString(f.Text) {
+			texts = append(texts, anthropic.Unquote(f.Text))
+		}
+	}
+	return strings.Join(texts, "\n\n")
+}
+
+func responsesSystemTexts(content []byte, param string) ([][]byte, error) {
+	if isJSONString(content) {
+		if isEmptyJSONString(content) {
+			return nil, nil
+		}
+		return [][]byte{content}, nil
+	}
+	parts, err := responsesElements(content)
+	if err != nil {
+		return nil, responsesBadRequest(param+".content", "Invalid 'content': expected a string or an array of content parts.")
+	}
+	var out [][]byte
+	for j, p := range parts {
+		f := p.f
+		if string(responsesName(f.Type)) != "input_text" || !isJSONString(f.Text) {
+			return nil, responsesBadRequest(param+".content["+strconv.Itoa(j)+"]", "System and developer messages may only hold input_text parts.")
+		}
+		if !isEmptyJSONString(f.Text) {
+			out = append(out, f.Text)
+		}
+	}
+	return out, nil
+}
+
+// responsesArguments turns a function_call's arguments (a JSON string holding
+// a JSON object) into a tool_use input.
+func responsesArguments(raw []byte, param string) ([]byte, error) {
+	if isJSONNull(raw) {
+		return []byte("{}"), nil
+	}
+	if !isJSONString(raw) {
+		return nil, responsesBadRequest(param, "Invalid 'arguments': expected a string of JSON.")
+	}
+	s := strings.TrimSpace(anthropic.Unquote(raw))
+	if s == "" {
+		return []byte("{}"), nil
+	}
+	if s[0] != '{' || !json.Valid([]byte(s)) {
+		return nil, responsesBadRequest(param, "Invalid 'arguments': expected a JSON object, as the function's parameters describe.")
+	}
+	return compactJSON([]byte(s)), nil
+}
+
+// responsesPartToAnthropic translates a content part; nil for an empty text
+// (Messages refuses empty text blocks).
+func responsesPartToAnthropic(f *responsesFields, item, field string, index int) (responsesBlock, error) {
+	param := responsesParam{item, field, index}
+	var b bytes.Buffer
+	switch typ := responsesName(f.Type); string(typ) {
+	case "input_text", "output_text", "refusal":
+		txt := f.Text
+		if string(typ) == "refusal" {
+			txt = f.Refusal
+		}
+		if !isJSONString(txt) {
+			return nil, responsesBadRequest(param.String()+".text", "Missing required parameter: 'text'.")
+		}
+		if isEmptyJSONString(txt) {
+			return nil, nil
+		}
+		return responsesTextBlock(txt), nil
+	case "input_image":
+		if !isJSONString(f.ImageURL) {
+			return nil, responsesBadRequest(param.String()+".image_url", "Only images given by 'image_url' (an https URL or a base64 data URL) can be sent to this upstream; file_id needs OpenAI's file storage.")
+		}
+		u := anthropic.Unquote(f.ImageURL)
+		b.WriteString(`{"type":"image","source":`)
+		if mt, data, ok := splitDataURL(u); ok {
+			b.WriteString(`{"type":"base64","media_type":`)
+			b.Write(anthropic.Quote(mt))
+			b.WriteString(`,"data":`)
+			b.Write(anthropic.Quote(data))
+			b.WriteByte('}')
+		} else if strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://") {
+			b.WriteString(`{"type":"url","url":`)
+			b.Write(f.ImageURL)
+			b.WriteByte('}')
+		} else {
+			return nil, responsesBadRequest(param.String()+".image_url", "Invalid 'image_url': expected an http(s) URL or a base64 data URL.")
+		}
+		b.WriteByte('}')
+		return responsesBlock{b.Bytes()}, nil
+	case "input_file":
+		b.WriteString(`{"type":"document","source":`)
+		switch {
+		case isJSONString(f.FileData):
+			mt, data, ok := splitDataURL(anthropic.Unquote(f.FileData))
+			if !ok || mt != "application/pdf" {
+				return nil, responsesBadRequest(param.String()+".file_data", "Only PDF files given as a base64 data URL (data:application/pdf;base64,…) can be sent to this upstream.")
+			}
+			b.WriteString(`{"type":"base64","media_type":"application/pdf","data":`)
+			b.Write(anthropic.Quote(data))
+			b.WriteByte('}')
+		case isJSONString(f.FileURL):
+			b.WriteString(`{"type":"url","url":`)
+			b.Write(f.FileURL)
+			b.WriteByte('}')
+		default:
+			return nil, responsesBadRequest(param.String()+".file_id", "Only files given by 'file_data' or 'file_url' can be sent to this upstream; file_id needs OpenAI's file storage.")
+		}
+		if isJSONString(f.Filename) {
+			b.WriteString(`,"title":`)
+			b.Write(f.Filename)
+		}
+		b.WriteByte('}')
+		return responsesBlock{b.Bytes()}, nil
+	default:
+		return nil, responsesBadRequest(param.String()+".type", "Content parts of type '%s' are not supported by this upstream.", typ)
+	}
+}
+
+// responsesToolsToAnthropic writes tools; built-in tools (web_search,
+// file_search, computer_use_preview…) run only on OpenAI, so they are refused
+// by name.
+func responsesToolsToAnthropic(w *responsesWriter, tools []byte) (int, error) {
+	elems, err := responsesElements(tools)
+	if err != nil {
+		return 0, responsesBadRequest("tools", "Invalid 'tools': expected an array.")
+	}
+	var builtin []string
+	var defs [][]byte
+	for i, e := range elems {
+		f := e.f
+		typ := anthropic.Unquote(f.Type)
+		if responsesBuiltinTool(typ) {
+			if !slices.Contains(builtin, typ) {
+				builtin = append(builtin, typ)
+			}
+			continue
+		}
+		if !isJSONString(f.Name) {
+			return 0, responsesBadRequest("tools["+strconv.Itoa(i)+"].name", "Missing required parameter: 'tools[%d].name'.", i)
+		}
+		var b bytes.Buffer
+		b.WriteString(`{"name":`)
+		b.Write(f.Name)
+		if isJSONString(f.Description) {
+			b.WriteString(`,"description":`)
+			b.Write(f.Description)
+		}
+		b.WriteString(`,"input_schema":`)
+		b.Write(responsesObjectSchema(f.Parameters))
+		b.WriteByte('}')
+		defs = append(defs, b.Bytes())
+	}
+	if len(builtin) > 0 {
+		return 0, responsesBadRequest("tools", "Only function tools can be served by an Anthropic upstream; remove these or route the model to an OpenAI account: %s.", strings.Join(builtin, ", "))
+	}
+	if len(defs) == 0 {
+		return 0, nil
+	}
+	w.key("tools")
+	w.buf.WriteByte('[')
+	for i, d := range defs {
+		if i > 0 {
+			w.buf.WriteByte(',')
+		}
+		w.buf.Write(d)
+	}
+	w.buf.WriteByte(']')
+	return len(defs), nil
+}
+
+// responsesObjectSchema keeps a function's JSON Schema valid for Messages,
+// whose input_schema must be an object schema: a missing schema becomes an
+// empty object schema and one without a type gets "type":"object".
+func responsesObjectSchema(params []byte) []byte {
+	if isJSONNull(params) || params[0] != '{' {
+		return []byte(`{"type":"object","properties":{}}`)
+	}
+	if anthropic.MemberValue(params, "type") != nil {
+		return params
+	}
+	rest := bytes.TrimSpace(params[1:])
+	if len(rest) > 0 && rest[0] == '}' {
+		return []byte(`{"type":"object","properties":{}}`)
+	}
+	return append([]byte(`{"type":"object",`), rest...)
+}
+
+// responsesToolChoiceToAnthropic writes tool_choice and reports whether it
+// forces a tool call.
+func responsesToolChoiceToAnthropic(w *responsesWriter, choice, parallel []byte, hasTools bool) (forced bool, err error) {
+	noParallel := string(parallel) == "false"
+	var kind, name []byte
+	switch {
+	case isJSONNull(choice):
+		kind = []byte("auto")
+	case isJSONString(choice):
+		switch anthropic.Unquote(choice) {
+		case "auto":
+			kind = []byte("auto")
+		case "required":
+			kind = []byte("any")
+		case "none":
+			kind = []byte("none")
+		default:
+			return false, responsesBadRequest("tool_choice", "Invalid value: %s. Supported values are: 'none', 'auto' and 'required'.", choice)
+		}
+	case choice[0] == '{':
+		f, err := parseResponsesFields(choice)
+		if err != nil {
+			return false, responsesBadRequest("tool_choice", "Invalid 'tool_choice'.")
+		}
+		switch typ := anthropic.Unquote(f.Type); typ {
+		case "function":
+			if !isJSONString(f.Name) {
+				return false, responsesBadRequest("tool_choice.name", "Missing required parameter: 'tool_choice.name'.")
+			}
+			kind, name = []byte("tool"), f.Name
+		case "allowed_tools":
+			kind = []byte("auto")
+		default:
+			return false, responsesBadRequest("tool_choice", "tool_choice of type '%s' names a built-in tool that runs only on OpenAI.", typ)
+		}
+	default:
+		return false, responsesBadRequest("tool_choice", "Invalid 'tool_choice'.")
+	}
+	if !hasTools {
+		return false, nil
+	}
+	if isJSONNull(choice) && !noParallel {
+		return false, nil // Messages' default is auto with parallel calls, as Responses'
+	}
+	w.key("tool_choice")
+	w.buf.WriteString(`{"type":"`)
+	w.buf.Write(kind)
+	w.buf.WriteByte('"')
+	if name != nil {
+		w.buf.WriteString(`,"name":`)
+		w.buf.Write(name)
+	}
+	if noParallel && string(kind) != "none" {
+		w.buf.WriteString(`,"disable_parallel_tool_use":true`)
+	}
+	w.buf.WriteByte('}')
+	return string(kind) == "any" || string(kind) == "tool", nil
+}
+
+// responsesTextFormatToAnthropic maps text.format json_schema to Messages'
+// structured output (output_config.format); "text" is the default and
+// json_object has no Messages counterpart, so both add nothing.
+func responsesTextFormatToAnthropic(w *responsesWriter, text []byte) error {
+	tf, err := parseResponsesFields(text)
+	if err != nil {
+		return responsesBadRequest("text", "Invalid 'text': expected an object.")
+	}
+	if isJSONNull(tf.Format) {
+		return nil
+	}
+	ff, err := parseResponsesFields(tf.Format)
+	if err != nil {
+		return responsesBadRequest("text.format", "Invalid 'text.format': expected an object.")
+	}
+	switch typ := anthropic.Unquote(ff.Type); typ {
+	case "text", "json_object":
+		return nil
+	case "json_schema":
+		if isJSONNull(ff.Schema) || ff.Schema[0] != '{' {
+			return responsesBadRequest("text.format.schema", "Missing required parameter: 'text.format.schema'.")
+		}
+		w.key("output_config")
+		w.buf.WriteString(`{"format":{"type":"json_schema","schema":`)
+		w.buf.Write(ff.Schema)
+		w.buf.WriteString("}}")
+		return nil
+	default:
+		return responsesBadRequest("text.format.type", "Invalid value: '%s'. Supported values are: 'text', 'json_schema' and 'json_object'.", typ)
+	}
+}
+
+// responsesDropReasoning removes carried OpenAI reasoning from stored
+// messages bound for Anthropic (a session may have moved between upstream
+// kinds); a message left empty is dropped with it.
+func responsesDropReasoning(msgs []json.RawMessage) []json.RawMessage {
+	marker := []byte(responsesReasoningPrefix)
+	var out []json.RawMessage
+	for i, raw := range msgs {
+		if !bytes.Contains(raw, marker) {
+			if out != nil {
+				out = append(out, raw)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]json.RawMessage, 0, len(msgs)), msgs[:i]...)
+		}
+		m, err := anthropic.ParseMessage(raw)
+		if err != nil {
+			out = append(out, raw)
+			continue
+		}
+		kept := m.Blocks[:0:0]
+		for _, b := range m.Blocks {
+			if b.Type == "thinking" && ResponsesIsReasoningSignature(b.Signature()) {
+				continue
+			}
+			kept = append(kept, b)
+		}
+		if len(kept) == 0 {
+			continue
+		}
+		m.SetBlocks(kept)
+		out = append(out, m.Raw())
+	}
+	if out == nil {
+		return msgs
+	}
+	return out
+}
+
+// responsesParam names a content part for an error ("input[3].content[0]"),
+// built only when an error needs it.
+type responsesParam struct {
+	item, field string
+	index       int
+}
+
+func (p responsesParam) String() string { return p.item + p.field + "[" + strconv.Itoa(p.index) + "]" }
+
+// responsesPartsError turns a malformed parts array into a 400 naming it;
+// a refusal of one part passes through.
+func responsesPartsError(err error, param string) error {
+	if err == nil {
+		return nil
+	}
+	var re *ResponsesRequestError
+	if errors.As(err, &re) {
+		return re
+	}
+	return responsesBadRequest(param, "Invalid '%s': expected a string or an array of content parts.", param[strings.LastIndexByte(param, '.')+1:])
+}
