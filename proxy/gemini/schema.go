@@ -69,8 +69,8 @@ func RewriteSchema(raw json.RawMessage) (json.RawMessage, error) {
 		}
 	}
 	out := rw.node(m, 0)
-	if props, _ := out["properties"].(map[string]any); out["type"] == "OBJECT" && len(props) == 0 {
-		return nil, nil
+	if out["type"] == nil && out["anyOf"] == nil {
+		return nil, nil // an object without properties (or no schema at all): no parameters
 	}
 	return json.Marshal(out)
 }
