@@ -185,8 +185,8 @@ func ReplyToAnthropic(body []byte, opts ReplyOptions) ([]byte, error) {
 				if n >= 0 && out.Content[n].Type == "thinking" {
 					*out.Content[n].Thinking += p.Text
 				} else if p.Text != "" {
-					t := p.Text
-					out.Content = append(out.Content, aBlock{Type: "thinking", Thinking: &t})
+					t, noSignature := p.Text, ""
+					out.Content = append(out.Content, aBlock{Type: "thinking", Thinking: &t, Signature: &noSignature})
 				}
 			case p.Text != "":
 				n := len(out.Content) - 1

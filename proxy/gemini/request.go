@@ -308,7 +308,7 @@ func RequestToAnthropic(body []byte, opts RequestOptions) ([]byte, error) {
 		}
 		schema := g.ResponseJSONSchema
 		if len(schema) == 0 && len(g.ResponseSchema) > 0 {
-			s, err := openAPIToJSONSchema(g.ResponseSchema)
+			s, err := openAPIToJSONSchema(g.ResponseSchema, true)
 			if err != nil {
 				return nil, badRequest("generationConfig.responseSchema", "%v", err)
 			}
@@ -365,7 +365,11 @@ func toolResult(id string, resp json.RawMessage) (aBlock, error) {
 			}
 		}
 	}
-	text, err := json.Marshal(string(resp))
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, resp); err != nil {
+		return blk, err
+	}
+	text, err := json.Marshal(compact.String())
 	if err != nil {
 		return blk, err
 	}

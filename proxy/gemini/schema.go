@@ -366,13 +366,15 @@ func schemaToJSONSchema(d FunctionDeclaration) (json.RawMessage, error) {
 	if len(d.Parameters) == 0 || string(d.Parameters) == "null" {
 		return json.RawMessage(`{"type":"object","properties":{}}`), nil
 	}
-	return openAPIToJSONSchema(d.Parameters)
+	return openAPIToJSONSchema(d.Parameters, false)
 }
 
 // openAPIToJSONSchema maps Gemini's Schema to JSON Schema: lower-case types,
 // nullable as a "null" type. Everything else in the subset is JSON Schema
-// already.
-func openAPIToJSONSchema(raw json.RawMessage) (json.RawMessage, error) {
+// already. closeObjects adds "additionalProperties": false to every object,
+// which Messages' structured outputs require (and which is what a Gemini
+// response schema means: only the declared properties).
+func openAPIToJSONSchema(raw json.RawMessage, closeObjects bool) (json.RawMessage, error) {
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, fmt.Errorf("schema is not valid JSON: %v", err)
@@ -380,10 +382,10 @@ func openAPIToJSONSchema(raw json.RawMessage) (json.RawMessage, error) {
 	if _, ok := v.(map[string]any); !ok {
 		return nil, fmt.Errorf("schema must be a JSON object")
 	}
-	return json.Marshal(toJSONSchema(v))
+	return json.Marshal(toJSONSchema(v, closeObjects))
 }
 
-func toJSONSchema(v any) any {
+func toJSONSchema(v any, closeObjects bool) any {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return v
@@ -399,17 +401,17 @@ func toJSONSchema(v any) any {
 			if ps, ok := x.(map[string]any); ok {
 				np := make(map[string]any, len(ps))
 				for name, p := range ps {
-					np[name] = toJSONSchema(p)
+					np[name] = toJSONSchema(p, closeObjects)
 				}
 				out[k] = np
 			}
 		case "items":
-			out[k] = toJSONSchema(x)
+			out[k] = toJSONSchema(x, closeObjects)
 		case "anyOf":
 			if xs, ok := x.([]any); ok {
 				alts := make([]any, len(xs))
 				for i, a := range xs {
-					alts[i] = toJSONSchema(a)
+					alts[i] = toJSONSchema(a, closeObjects)
 				}
 				out[k] = alts
 			}
@@ -421,6 +423,9 @@ func toJSONSchema(v any) any {
 		default:
 			out[k] = x
 		}
+	}
+	if t, _ := out["type"].(string); closeObjects && t == "object" {
+		out["additionalProperties"] = false
 	}
 	if n, _ := m["nullable"].(bool); n {
 		if t, ok := out["type"].(string); ok {

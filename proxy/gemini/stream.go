@@ -384,7 +384,9 @@ func (s *StreamFromAnthropic) Event(name string, data []byte, write func(frame [
 		}
 	case "message_stop":
 		s.done = true
-		return s.frame(s.chunk([]Part{{Text: ""}}, finishReason(s.stop), usageFromAnthropic(s.usage)), write)
+		final := s.chunk(nil, finishReason(s.stop), usageFromAnthropic(s.usage))
+		final.Candidates[0].Content = nil // as the API ends a stream: finish reason and usage, no parts
+		return s.frame(final, write)
 	case "error":
 		s.done = true
 		status := http.StatusInternalServerError

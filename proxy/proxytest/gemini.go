@@ -518,6 +518,9 @@ func mergeChunks(chunks [][]byte) []byte {
 		if cand.FinishReason != "" {
 			out.Candidates = []gemini.Candidate{{FinishReason: cand.FinishReason}}
 		}
+		if cand.Content == nil {
+			continue
+		}
 		for _, p := range cand.Content.Parts {
 			n := len(parts) - 1
 			if n >= 0 && p.FunctionCall == nil && parts[n].FunctionCall == nil && parts[n].Thought == p.Thought && parts[n].ThoughtSignature == "" && (p.Text != "" || p.ThoughtSignature != "") {
