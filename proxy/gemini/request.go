@@ -124,9 +124,10 @@ func callIDs(contents []Content) [][]string {
 // RequestToAnthropic translates a Gemini generateContent request into a
 // Messages request. Thought parts are dropped (no other model can use them,
 // and Gemini needs only their signatures, which are reported through
-// opts.OnSignature); safetySettings, cachedContent and built-in tools have
-// no Messages counterpart and are left out (RequestFromAnthropic restores
-// them from opts.Original).
+// opts.OnSignature); googleSearch becomes Messages' web search tool;
+// safetySettings, cachedContent and the other built-in tools have no
+// Messages counterpart and are left out (RequestFromAnthropic restores them
+// from opts.Original).
 func RequestToAnthropic(body []byte, opts RequestOptions) ([]byte, error) {
 	var req Request
 	if err := json.Unmarshal(body, &req); err != nil {
@@ -255,6 +256,9 @@ func RequestToAnthropic(body []byte, opts RequestOptions) ([]byte, error) {
 				return nil, badRequest(fmt.Sprintf("tools[%d].functionDeclarations[%d].parameters", ti, di), "%v", err)
 			}
 			out.Tools = append(out.Tools, aTool{Name: d.Name, Description: d.Description, InputSchema: schema})
+		}
+		if len(t.GoogleSearch) > 0 { // Messages' own server-side search
+			out.Tools = append(out.Tools, aTool{Type: "web_search_20250305", Name: "web_search"})
 		}
 	}
 	if tc := req.ToolConfig; tc != nil && tc.FunctionCallingConfig != nil && len(out.Tools) > 0 {
