@@ -55,8 +55,12 @@ func TestStreamToAnthropicEmitsPerChunk(t *testing.T) {
 	}
 	last := r.events[len(r.events)-2]
 	var md struct {
-		Delta struct{ StopReason string `json:"stop_reason"` }
-		Usage struct{ OutputTokens int `json:"output_tokens"` }
+		Delta struct {
+			StopReason string `json:"stop_reason"`
+		}
+		Usage struct {
+			OutputTokens int `json:"output_tokens"`
+		}
 	}
 	if err := json.Unmarshal(last.Data, &md); err != nil || last.Event != "message_delta" {
 		t.Fatalf("second-last event %s %s; want message_delta", last.Event, last.Data)
