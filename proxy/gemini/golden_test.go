@@ -52,7 +52,7 @@ func checkGolden(t *testing.T, name string, got []byte) {
 	}
 }
 
-func readTestdata(t *testing.T, name string) []byte {
+func readTestdata(t testing.TB, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {

@@ -23,6 +23,20 @@ type aRequest struct {
 	OutputConfig  *aOutputConfig  `json:"output_config,omitempty"`
 }
 
+// aRequestTail is the small end of a Messages request that
+// RequestToAnthropic writes after the messages it builds itself.
+type aRequestTail struct {
+	Tools         []aTool        `json:"tools,omitempty"`
+	ToolChoice    *aToolChoice   `json:"tool_choice,omitempty"`
+	Temperature   *float64       `json:"temperature,omitempty"`
+	TopP          *float64       `json:"top_p,omitempty"`
+	TopK          *int           `json:"top_k,omitempty"`
+	StopSequences []string       `json:"stop_sequences,omitempty"`
+	Stream        bool           `json:"stream,omitempty"`
+	Thinking      *aThinking     `json:"thinking,omitempty"`
+	OutputConfig  *aOutputConfig `json:"output_config,omitempty"`
+}
+
 type aMessage struct {
 	Role    string          `json:"role"`
 	Content json.RawMessage `json:"content"` // string or blocks

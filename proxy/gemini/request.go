@@ -7,7 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"strconv"
 	"strings"
+
+	"longhaul/proxy/anthropic"
 )
 
 // RequestOptions carries what a request translation needs from outside.
@@ -49,12 +52,12 @@ func TextSignatureKey(text string) string {
 
 // idSeed makes generated call ids differ between conversations: a digest of
 // the first turn's first text.
-func idSeed(contents []Content) uint64 {
+func idSeed(contents []rawContent) uint64 {
 	h := fnv.New64a()
 	for _, c := range contents {
-		for _, p := range c.Parts {
-			if p.Text != "" {
-				h.Write([]byte(p.Text))
+		for _, p := range c.parts {
+			if p.text != nil {
+				h.Write(p.text)
 				return h.Sum64()
 			}
 		}
@@ -77,48 +80,57 @@ func generatedCallID(seed uint64, content, part int, name string, args []byte) s
 // response the oldest unanswered call of the same name (else the oldest
 // unanswered call) of the latest model turn. A response with nothing to pair
 // with gets "" (the caller reports it).
-func callIDs(contents []Content) [][]string {
+func callIDs(contents []rawContent) [][]string {
 	seed := idSeed(contents)
 	ids := make([][]string, len(contents))
-	var pending []struct{ id, name string }
+	type call struct{ id, name string }
+	var pending []call
 	for ci, c := range contents {
-		ids[ci] = make([]string, len(c.Parts))
+		ids[ci] = make([]string, len(c.parts))
 		newTurn := true
-		for pi, p := range c.Parts {
+		for pi, p := range c.parts {
 			switch {
-			case p.FunctionCall != nil:
+			case p.call != nil:
 				if newTurn {
 					pending, newTurn = pending[:0], false
 				}
-				id := p.FunctionCall.ID
+				id := p.call.id
 				if id == "" {
-					id = generatedCallID(seed, ci, pi, p.FunctionCall.Name, p.FunctionCall.Args)
+					id = generatedCallID(seed, ci, pi, p.call.name, p.call.data)
 				}
 				ids[ci][pi] = id
-				pending = append(pending, struct{ id, name string }{id, p.FunctionCall.Name})
-			case p.FunctionResponse != nil:
+				pending = append(pending, call{id, p.call.name})
+			case p.response != nil:
+				r := p.response
 				match := -1
 				for k, q := range pending {
-					if (p.FunctionResponse.ID != "" && q.id == p.FunctionResponse.ID) ||
-						(p.FunctionResponse.ID == "" && q.name == p.FunctionResponse.Name) {
+					if (r.id != "" && q.id == r.id) || (r.id == "" && q.name == r.name) {
 						match = k
 						break
 					}
 				}
-				if match < 0 && p.FunctionResponse.ID == "" && len(pending) > 0 {
+				if match < 0 && r.id == "" && len(pending) > 0 {
 					match = 0
 				}
 				switch {
 				case match >= 0:
 					ids[ci][pi] = pending[match].id
 					pending = append(pending[:match], pending[match+1:]...)
-				case p.FunctionResponse.ID != "":
-					ids[ci][pi] = p.FunctionResponse.ID
+				case r.id != "":
+					ids[ci][pi] = r.id
 				}
 			}
 		}
 	}
 	return ids
+}
+
+// requestConfig is the small part of a generateContent request, decoded.
+type requestConfig struct {
+	Tools            []Tool            `json:"tools"`
+	ToolConfig       *ToolConfig       `json:"toolConfig"`
+	GenerationConfig *GenerationConfig `json:"generationConfig"`
+	Model            string            `json:"model"`
 }
 
 // RequestToAnthropic translates a Gemini generateContent request into a
@@ -129,185 +141,254 @@ func callIDs(contents []Content) [][]string {
 // Messages counterpart and are left out (RequestFromAnthropic restores them
 // from opts.Original).
 func RequestToAnthropic(body []byte, opts RequestOptions) ([]byte, error) {
-	var req Request
-	if err := json.Unmarshal(body, &req); err != nil {
+	contents, system, small, err := readGemini(body)
+	if err != nil {
+		return nil, badRequest("", "request body is not a valid GenerateContentRequest: %v", err)
+	}
+	var cfg requestConfig
+	if err := json.Unmarshal(small, &cfg); err != nil {
 		return nil, badRequest("", "request body is not a valid GenerateContentRequest: %v", err)
 	}
 	model := opts.Model
 	if model == "" {
-		model = strings.TrimPrefix(req.Model, "models/")
+		model = strings.TrimPrefix(cfg.Model, "models/")
 	}
 	if model == "" {
 		return nil, badRequest("model", "no model: name it in the URL path (/v1beta/models/{model}:generateContent)")
 	}
-	out := aRequest{Model: model, Stream: opts.Stream}
+	var rest aRequestTail
+	rest.Stream = opts.Stream
 
-	if req.SystemInstruction != nil {
-		var sys []aBlock
-		for _, p := range req.SystemInstruction.Parts {
-			if p.Text != "" && !p.Thought {
-				sys = append(sys, aBlock{Type: "text", Text: p.Text})
+	out := make([]byte, 0, len(body)+len(body)/8)
+	out = append(out, `{"model":`...)
+	out = append(out, anthropic.Quote(model)...)
+
+	if len(system) > 0 && string(system) != "null" {
+		var texts [][]byte
+		var sys []rawContent
+		_, err := walkContents(append(append([]byte{'['}, system...), ']'), 0, &sys)
+		for _, c := range sys {
+			for _, p := range c.parts {
+				if len(p.text) > 2 && !p.thought {
+					texts = append(texts, p.text)
+				}
 			}
 		}
-		if len(sys) > 0 {
-			raw, err := json.Marshal(sys)
-			if err != nil {
-				return nil, err
+		if err != nil {
+			return nil, badRequest("systemInstruction", "%v", err)
+		}
+		if len(texts) > 0 {
+			out = append(out, `,"system":[`...)
+			for i, t := range texts {
+				if i > 0 {
+					out = append(out, ',')
+				}
+				out = append(out, `{"type":"text","text":`...)
+				out = append(out, t...)
+				out = append(out, '}')
 			}
-			out.System = raw
+			out = append(out, ']')
 		}
 	}
 
-	ids := callIDs(req.Contents)
-	names := map[string]string{}
-	out.Messages = make([]aMessage, 0, len(req.Contents))
-	for ci, c := range req.Contents {
+	ids := callIDs(contents)
+	out = append(out, `,"messages":[`...)
+	messages := 0
+	var texts [][]byte // the text parts of the open text block
+	for ci, c := range contents {
 		role := "user"
-		switch c.Role {
+		switch c.role {
 		case "model":
 			role = "assistant"
 		case "", "user", "function", "tool":
 		default:
-			return nil, badRequest(fmt.Sprintf("contents[%d].role", ci), "role %q is not one of user, model", c.Role)
+			return nil, badRequest(fmt.Sprintf("contents[%d].role", ci), "role %q is not one of user, model", c.role)
 		}
-		blocks := make([]aBlock, 0, len(c.Parts))
-		lastText := -1
-		for pi, p := range c.Parts {
-			param := fmt.Sprintf("contents[%d].parts[%d]", ci, pi)
+		mark := len(out)
+		if messages > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, `{"role":"`...)
+		out = append(out, role...)
+		out = append(out, `","content":[`...)
+		blocks := 0
+		block := func() {
+			if blocks > 0 {
+				out = append(out, ',')
+			}
+			blocks++
+		}
+		flushText := func() {
+			if len(texts) == 0 {
+				return
+			}
+			block()
+			out = append(out, `{"type":"text","text":`...)
+			out = joinRaw(out, texts, "")
+			out = append(out, '}')
+		}
+		texts = texts[:0]
+		for pi, p := range c.parts {
+			param := func(field string) string { return fmt.Sprintf("contents[%d].parts[%d]%s", ci, pi, field) }
+			if p.text != nil && len(p.text) > 2 && !p.thought && p.call == nil && p.response == nil && p.media == nil {
+				texts = append(texts, p.text)
+				if p.signature != "" && role == "assistant" && opts.OnSignature != nil {
+					opts.OnSignature(TextSignatureKey(decodeJoined(texts)), p.signature)
+				}
+				continue
+			}
 			switch {
-			case p.FunctionCall != nil:
-				if p.FunctionCall.Name == "" {
-					return nil, badRequest(param+".functionCall.name", "a function call needs a name")
+			case p.call != nil:
+				flushText()
+				texts = texts[:0]
+				if p.call.name == "" {
+					return nil, badRequest(param(".functionCall.name"), "a function call needs a name")
 				}
-				args := p.FunctionCall.Args
-				if len(bytes.TrimSpace(args)) == 0 || string(args) == "null" {
-					args = json.RawMessage("{}")
-				} else if !isObject(args) {
-					return nil, badRequest(param+".functionCall.args", "args must be a JSON object")
+				args := p.call.data
+				if len(args) == 0 {
+					args = []byte("{}")
+				} else if !isRawObject(args) {
+					return nil, badRequest(param(".functionCall.args"), "args must be a JSON object")
 				}
-				id := ids[ci][pi]
-				names[id] = p.FunctionCall.Name
-				blocks = append(blocks, aBlock{Type: "tool_use", ID: id, Name: p.FunctionCall.Name, Input: args})
-				if p.ThoughtSignature != "" && opts.OnSignature != nil {
-					opts.OnSignature(id, p.ThoughtSignature)
+				block()
+				out = append(out, `{"type":"tool_use","id":`...)
+				out = append(out, anthropic.Quote(ids[ci][pi])...)
+				out = append(out, `,"name":`...)
+				out = append(out, anthropic.Quote(p.call.name)...)
+				out = append(out, `,"input":`...)
+				out = append(out, args...)
+				out = append(out, '}')
+				if p.signature != "" && opts.OnSignature != nil {
+					opts.OnSignature(ids[ci][pi], p.signature)
 				}
-			case p.FunctionResponse != nil:
+			case p.response != nil:
+				flushText()
+				texts = texts[:0]
 				id := ids[ci][pi]
 				if id == "" {
-					return nil, badRequest(param+".functionResponse", "functionResponse %q answers no functionCall of the previous model turn", p.FunctionResponse.Name)
+					return nil, badRequest(param(".functionResponse"), "functionResponse %q answers no functionCall of the previous model turn", p.response.name)
 				}
-				blk, err := toolResult(id, p.FunctionResponse.Response)
+				block()
+				out, err = appendToolResult(out, id, p.response)
 				if err != nil {
-					return nil, badRequest(param+".functionResponse.response", "%v", err)
+					return nil, badRequest(param(".functionResponse.response"), "%v", err)
 				}
-				blocks = append(blocks, blk)
-			case p.InlineData != nil:
-				blk, err := mediaBlock(p.InlineData.MimeType, &aSource{Type: "base64", MediaType: p.InlineData.MimeType, Data: p.InlineData.Data})
+			case p.media != nil:
+				flushText()
+				texts = texts[:0]
+				field := ".inlineData.mimeType"
+				if p.media.data == nil {
+					field = ".fileData.mimeType"
+				}
+				kind, err := mediaKind(p.media.mime, p.media.data != nil)
 				if err != nil {
-					return nil, badRequest(param+".inlineData.mimeType", "%v", err)
+					return nil, badRequest(param(field), "%v", err)
 				}
-				blocks = append(blocks, blk)
-			case p.FileData != nil:
-				blk, err := mediaBlock(p.FileData.MimeType, &aSource{Type: "url", URL: p.FileData.FileURI})
-				if err != nil {
-					return nil, badRequest(param+".fileData.mimeType", "%v", err)
-				}
-				blocks = append(blocks, blk)
-			case p.Thought:
-				// A thought summary: only its signature matters to Gemini.
-				if p.ThoughtSignature != "" && opts.OnSignature != nil && role == "assistant" {
-					opts.OnSignature(TextSignatureKey(p.Text), p.ThoughtSignature)
-				}
-			case len(p.ExecutableCode) > 0 || len(p.CodeExecutionResult) > 0:
-				raw := p.ExecutableCode
-				if len(raw) == 0 {
-					raw = p.CodeExecutionResult
-				}
-				blocks = append(blocks, aBlock{Type: "text", Text: string(raw)})
-			case p.Text != "":
-				if lastText == len(blocks)-1 && lastText >= 0 {
-					blocks[lastText].Text += p.Text // Gemini splits text freely; Messages wants it whole
+				block()
+				out = append(out, `{"type":"`...)
+				out = append(out, kind...)
+				if p.media.data != nil {
+					out = append(out, `","source":{"type":"base64","media_type":`...)
+					out = append(out, anthropic.Quote(p.media.mime)...)
+					out = append(out, `,"data":`...)
+					out = append(out, p.media.data...)
 				} else {
-					lastText = len(blocks)
-					blocks = append(blocks, aBlock{Type: "text", Text: p.Text})
+					out = append(out, `","source":{"type":"url","url":`...)
+					out = append(out, anthropic.Quote(p.media.uri)...)
 				}
+				out = append(out, `}}`...)
+			case p.signature != "" && p.text != nil && !p.thought:
+				// An empty text part that only carries the signature of the
+				// text before it (how a streamed reply ends).
+				if len(texts) > 0 && role == "assistant" && opts.OnSignature != nil {
+					opts.OnSignature(TextSignatureKey(decodeJoined(texts)), p.signature)
+				}
+			case p.thought:
+				// A thought summary: only its signature matters to Gemini.
+				if p.signature != "" && opts.OnSignature != nil && role == "assistant" {
+					opts.OnSignature(TextSignatureKey(anthropic.Unquote(p.text)), p.signature)
+				}
+			case p.code != nil:
+				flushText()
+				texts = texts[:0]
+				block()
+				out = append(out, `{"type":"text","text":`...)
+				out = append(out, anthropic.Quote(string(p.code))...)
+				out = append(out, '}')
 			}
-			if p.ThoughtSignature != "" && p.FunctionCall == nil && !p.Thought && role == "assistant" && opts.OnSignature != nil && lastText >= 0 {
-				opts.OnSignature(TextSignatureKey(blocks[lastText].Text), p.ThoughtSignature)
-			}
 		}
-		if len(blocks) == 0 {
-			continue // Messages rejects empty turns; Gemini CLI drops them too
+		flushText()
+		if blocks == 0 {
+			out = out[:mark] // Messages rejects empty turns; Gemini CLI drops them too
+			continue
 		}
-		raw, err := json.Marshal(blocks)
-		if err != nil {
-			return nil, err
-		}
-		out.Messages = append(out.Messages, aMessage{Role: role, Content: raw})
+		out = append(out, `]}`...)
+		messages++
 	}
-	if len(out.Messages) == 0 {
+	if messages == 0 {
 		return nil, badRequest("contents", "contents has no turn with anything to send")
 	}
+	out = append(out, ']')
 
-	for ti, t := range req.Tools {
+	for ti, t := range cfg.Tools {
 		for di, d := range t.FunctionDeclarations {
 			schema, err := schemaToJSONSchema(d)
 			if err != nil {
 				return nil, badRequest(fmt.Sprintf("tools[%d].functionDeclarations[%d].parameters", ti, di), "%v", err)
 			}
-			out.Tools = append(out.Tools, aTool{Name: d.Name, Description: d.Description, InputSchema: schema})
+			rest.Tools = append(rest.Tools, aTool{Name: d.Name, Description: d.Description, InputSchema: schema})
 		}
 		if len(t.GoogleSearch) > 0 { // Messages' own server-side search
-			out.Tools = append(out.Tools, aTool{Type: "web_search_20250305", Name: "web_search"})
+			rest.Tools = append(rest.Tools, aTool{Type: "web_search_20250305", Name: "web_search"})
 		}
 	}
-	if tc := req.ToolConfig; tc != nil && tc.FunctionCallingConfig != nil && len(out.Tools) > 0 {
+	if tc := cfg.ToolConfig; tc != nil && tc.FunctionCallingConfig != nil && len(rest.Tools) > 0 {
 		fc := tc.FunctionCallingConfig
 		switch strings.ToUpper(fc.Mode) {
 		case "ANY":
 			if len(fc.AllowedFunctionNames) == 1 {
-				out.ToolChoice = &aToolChoice{Type: "tool", Name: fc.AllowedFunctionNames[0]}
+				rest.ToolChoice = &aToolChoice{Type: "tool", Name: fc.AllowedFunctionNames[0]}
 			} else {
-				out.ToolChoice = &aToolChoice{Type: "any"}
+				rest.ToolChoice = &aToolChoice{Type: "any"}
 			}
 		case "NONE":
-			out.ToolChoice = &aToolChoice{Type: "none"}
+			rest.ToolChoice = &aToolChoice{Type: "none"}
 		case "AUTO", "VALIDATED":
-			out.ToolChoice = &aToolChoice{Type: "auto"}
+			rest.ToolChoice = &aToolChoice{Type: "auto"}
 		}
 	}
 
-	out.MaxTokens = opts.DefaultMaxTokens
-	if out.MaxTokens <= 0 {
-		out.MaxTokens = 8192
+	maxTokens := opts.DefaultMaxTokens
+	if maxTokens <= 0 {
+		maxTokens = 8192
 	}
-	if g := req.GenerationConfig; g != nil {
+	if g := cfg.GenerationConfig; g != nil {
 		if g.CandidateCount != nil && *g.CandidateCount > 1 {
 			return nil, badRequest("generationConfig.candidateCount", "only one candidate can be generated through this upstream")
 		}
 		if g.MaxOutputTokens != nil && *g.MaxOutputTokens > 0 {
-			out.MaxTokens = *g.MaxOutputTokens
+			maxTokens = *g.MaxOutputTokens
 		}
 		if g.Temperature != nil {
 			t := min(*g.Temperature, 1) // Gemini allows 0–2, Messages 0–1
-			out.Temperature = &t
+			rest.Temperature = &t
 		}
-		out.TopP = g.TopP
+		rest.TopP = g.TopP
 		if g.TopK != nil {
 			k := int(*g.TopK)
-			out.TopK = &k
+			rest.TopK = &k
 		}
-		out.StopSequences = g.StopSequences
+		rest.StopSequences = g.StopSequences
 		if tc := g.ThinkingConfig; tc != nil {
 			switch {
 			case tc.ThinkingBudget != nil && *tc.ThinkingBudget > 0:
 				budget := max(*tc.ThinkingBudget, 1024) // the Messages minimum
-				out.Thinking = &aThinking{Type: "enabled", BudgetTokens: budget}
-				if out.MaxTokens <= budget {
-					out.MaxTokens = budget + 4096 // Messages requires max_tokens > budget
+				rest.Thinking = &aThinking{Type: "enabled", BudgetTokens: budget}
+				if maxTokens <= budget {
+					maxTokens = budget + 4096 // Messages requires max_tokens > budget
 				}
 			case tc.ThinkingBudget != nil && *tc.ThinkingBudget < 0, tc.ThinkingBudget == nil && (tc.ThinkingLevel != "" || tc.IncludeThoughts):
-				out.Thinking = &aThinking{Type: "adaptive"}
+				rest.Thinking = &aThinking{Type: "adaptive"}
 			}
 		}
 		schema := g.ResponseJSONSchema
@@ -319,64 +400,63 @@ func RequestToAnthropic(body []byte, opts RequestOptions) ([]byte, error) {
 			schema = s
 		}
 		if len(schema) > 0 {
-			out.OutputConfig = &aOutputConfig{Format: &aFormat{Type: "json_schema", Schema: schema}}
+			rest.OutputConfig = &aOutputConfig{Format: &aFormat{Type: "json_schema", Schema: schema}}
 		}
 	}
-	return json.Marshal(out)
+	out = append(out, `,"max_tokens":`...)
+	out = strconv.AppendInt(out, int64(maxTokens), 10)
+	tail, err := json.Marshal(rest)
+	if err != nil {
+		return nil, err
+	}
+	if len(tail) > 2 {
+		out = append(out, ',')
+		out = append(out, tail[1:]...)
+	} else {
+		out = append(out, '}')
+	}
+	return out, nil
 }
 
-func isObject(raw []byte) bool {
-	raw = bytes.TrimSpace(raw)
-	return len(raw) > 0 && raw[0] == '{'
+// decodeJoined decodes raw JSON strings and joins them.
+func decodeJoined(parts [][]byte) string {
+	if len(parts) == 1 {
+		return anthropic.Unquote(parts[0])
+	}
+	return anthropic.Unquote(joinRaw(nil, parts, ""))
 }
 
-// mediaBlock maps an image or PDF to its Messages block; other media (audio,
+// mediaKind names the Messages block of an image or PDF; other media (audio,
 // video) have no Messages counterpart.
-func mediaBlock(mime string, src *aSource) (aBlock, error) {
+func mediaKind(mime string, inline bool) (string, error) {
 	switch {
 	case strings.HasPrefix(mime, "image/"):
-		return aBlock{Type: "image", Source: src}, nil
-	case mime == "application/pdf":
-		return aBlock{Type: "document", Source: src}, nil
-	case mime == "text/plain" && src.Type == "base64":
-		return aBlock{Type: "document", Source: src}, nil
+		return "image", nil
+	case mime == "application/pdf", mime == "text/plain" && inline:
+		return "document", nil
 	}
-	return aBlock{}, fmt.Errorf("media type %q cannot be sent to this model (images and PDF only)", mime)
+	return "", fmt.Errorf("media type %q cannot be sent to this model (images and PDF only)", mime)
 }
 
-// toolResult maps a functionResponse.response to a tool_result: the SDKs'
-// {"output": "…"} becomes its text, {"error": "…"} an error result, any other
-// object its JSON text (functionResponseFromResult reverses each case).
-func toolResult(id string, resp json.RawMessage) (aBlock, error) {
-	blk := aBlock{Type: "tool_result", ToolUseID: id}
-	if len(bytes.TrimSpace(resp)) == 0 || string(resp) == "null" {
-		blk.Content = json.RawMessage(`""`)
-		return blk, nil
-	}
-	if !isObject(resp) {
-		return blk, fmt.Errorf("response must be a JSON object")
-	}
-	var one map[string]json.RawMessage
-	if err := json.Unmarshal(resp, &one); err != nil {
-		return blk, err
-	}
-	if len(one) == 1 {
-		for k, v := range one {
-			if (k == "output" || k == "error") && len(v) > 0 && v[0] == '"' {
-				blk.Content = v
-				blk.IsError = k == "error"
-				return blk, nil
-			}
+// appendToolResult writes the tool_result of a functionResponse: the SDKs'
+// {"output": "…"} becomes its text, {"error": "…"} an error result, any
+// other object its JSON text (appendFunctionResponse reverses each case).
+func appendToolResult(out []byte, id string, r *rawCall) ([]byte, error) {
+	out = append(out, `{"type":"tool_result","tool_use_id":`...)
+	out = append(out, anthropic.Quote(id)...)
+	out = append(out, `,"content":`...)
+	switch {
+	case len(r.data) == 0:
+		return append(out, `""}`...), nil
+	case !isRawObject(r.data):
+		return out, fmt.Errorf("response must be a JSON object")
+	case r.single != nil:
+		out = append(out, r.single...)
+		if r.isError {
+			out = append(out, `,"is_error":true`...)
 		}
+		return append(out, '}'), nil
 	}
-	var compact bytes.Buffer
-	if err := json.Compact(&compact, resp); err != nil {
-		return blk, err
-	}
-	text, err := json.Marshal(compact.String())
-	if err != nil {
-		return blk, err
-	}
-	blk.Content = text
-	return blk, nil
+	out = append(out, anthropic.Quote(string(bytes.TrimSpace(r.data)))...)
+	return append(out, '}'), nil
 }

@@ -1,9 +1,12 @@
 package gemini
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"longhaul/proxy/anthropic"
 )
 
 // RequestFromAnthropic translates a Messages request into a Gemini
@@ -14,18 +17,26 @@ import (
 // a model turn whose signature is lost for good gets SkipSignatureValidator,
 // so the API does not refuse the whole request.
 func RequestFromAnthropic(body []byte, opts RequestOptions) ([]byte, error) {
-	var req aRequest
-	if err := json.Unmarshal(body, &req); err != nil {
+	r, err := anthropic.ParseRequest(body)
+	if err != nil {
 		return nil, badRequest("", "request body is not a valid Messages request: %v", err)
 	}
-	var orig *Request
+	var req aRequest // the small members; messages stay in r
+	if err := decodeMembers(r.Members(), &req); err != nil {
+		return nil, badRequest("", "request body is not a valid Messages request: %v", err)
+	}
+	var orig *requestConfigFull
 	origSigs := map[string]string{}
 	if len(opts.Original) > 0 {
-		orig = &Request{}
-		if err := json.Unmarshal(opts.Original, orig); err != nil {
+		orig = &requestConfigFull{}
+		contents, _, small, err := readGemini(opts.Original)
+		if err == nil {
+			err = json.Unmarshal(small, orig)
+		}
+		if err != nil {
 			return nil, badRequest("", "original request is not a valid GenerateContentRequest: %v", err)
 		}
-		collectSignatures(orig.Contents, origSigs)
+		collectSignatures(contents, origSigs)
 	}
 	signature := func(key string) string {
 		if s, ok := origSigs[key]; ok {
@@ -39,102 +50,168 @@ func RequestFromAnthropic(body []byte, opts RequestOptions) ([]byte, error) {
 		return ""
 	}
 
-	var out Request
-	if len(req.System) > 0 {
-		sys, err := blocksOf(req.System)
-		if err != nil {
-			return nil, badRequest("system", "system must be a string or text blocks: %v", err)
-		}
-		var parts []Part
-		for _, b := range sys {
-			if b.Type == "text" && b.Text != "" {
-				parts = append(parts, Part{Text: b.Text})
-			}
-		}
-		if len(parts) > 0 {
-			out.SystemInstruction = &Content{Parts: parts}
-		}
-	}
-
-	toolNames := map[string]string{}
-	out.Contents = make([]Content, 0, len(req.Messages))
-	for mi, m := range req.Messages {
-		blocks, err := blocksOf(m.Content)
-		if err != nil {
-			return nil, badRequest(fmt.Sprintf("messages[%d].content", mi), "content must be a string or blocks: %v", err)
-		}
-		var c Content
+	out := make([]byte, 0, len(body)+len(body)/8)
+	out = append(out, `{"contents":[`...)
+	toolNames := map[string][]byte{}
+	contents := 0
+	var texts [][]byte
+	for mi, m := range r.Messages {
+		var role string
 		switch m.Role {
-		case "user":
-			c.Role = "user"
+		case "user", "system": // system: a mid-conversation system message (a Claude Code beta)
+			role = "user"
 		case "assistant":
-			c.Role = "model"
-		case "system": // a mid-conversation system message (a Claude Code beta)
-			c.Role = "user"
+			role = "model"
 		default:
 			return nil, badRequest(fmt.Sprintf("messages[%d].role", mi), "role %q is not one of user, assistant", m.Role)
 		}
+		if !m.HasContent() || (m.IsString && (len(m.RawText()) == 0 || m.RawText()[0] != '"')) {
+			return nil, badRequest(fmt.Sprintf("messages[%d].content", mi), "content must be a string or blocks")
+		}
+		mark := len(out)
+		if contents > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, `{"role":"`...)
+		out = append(out, role...)
+		out = append(out, `","parts":[`...)
+		parts := 0
+		part := func() {
+			if parts > 0 {
+				out = append(out, ',')
+			}
+			parts++
+		}
 		firstCall := true
-		lastText := -1
-		for bi, b := range blocks {
-			param := fmt.Sprintf("messages[%d].content[%d]", mi, bi)
+		lastTextAt := -1 // where the last text part's closing brace goes
+		var lastText []byte
+		if m.IsString {
+			if raw := m.RawText(); len(raw) > 2 {
+				part()
+				out = append(out, `{"text":`...)
+				out = append(out, raw...)
+				lastTextAt, lastText = len(out), raw
+				out = append(out, '}')
+			}
+		}
+		for bi, b := range m.Blocks {
+			param := func(field string) string { return fmt.Sprintf("messages[%d].content[%d]%s", mi, bi, field) }
 			switch b.Type {
 			case "text":
-				if b.Text != "" {
-					lastText = len(c.Parts)
-					c.Parts = append(c.Parts, Part{Text: b.Text})
+				if raw := b.RawText(); len(raw) > 2 {
+					part()
+					out = append(out, `{"text":`...)
+					out = append(out, raw...)
+					lastTextAt, lastText = len(out), raw
+					out = append(out, '}')
 				}
 			case "image", "document":
-				p, err := mediaPart(b)
+				part()
+				out, err = appendMedia(out, b.Type, b.Source())
 				if err != nil {
-					return nil, badRequest(param+".source", "%v", err)
+					return nil, badRequest(param(".source"), "%v", err)
 				}
-				c.Parts = append(c.Parts, p)
 			case "tool_use":
-				if c.Role != "model" {
-					return nil, badRequest(param, "tool_use blocks belong in assistant messages")
+				if role != "model" {
+					return nil, badRequest(param(""), "tool_use blocks belong in assistant messages")
 				}
-				args := b.Input
+				id := b.ID()
+				toolNames[id] = b.RawName()
+				args := b.Input()
 				if len(args) == 0 || string(args) == "null" {
-					args = json.RawMessage("{}")
+					args = []byte("{}")
 				}
-				toolNames[b.ID] = b.Name
-				p := Part{FunctionCall: &FunctionCall{ID: b.ID, Name: b.Name, Args: args}}
-				p.ThoughtSignature = signature(b.ID)
-				if p.ThoughtSignature == "" && firstCall {
-					p.ThoughtSignature = SkipSignatureValidator
+				part()
+				out = append(out, `{"functionCall":{"id":`...)
+				out = append(out, anthropic.Quote(id)...)
+				out = append(out, `,"name":`...)
+				out = append(out, orEmptyString(b.RawName())...)
+				out = append(out, `,"args":`...)
+				out = append(out, args...)
+				out = append(out, '}')
+				sig := signature(id)
+				if sig == "" && firstCall {
+					sig = SkipSignatureValidator
 				}
+				if sig != "" {
+					out = append(out, `,"thoughtSignature":`...)
+					out = append(out, anthropic.Quote(sig)...)
+				}
+				out = append(out, '}')
 				firstCall = false
-				c.Parts = append(c.Parts, p)
 			case "tool_result":
-				name := toolNames[b.ToolUseID]
-				if name == "" {
-					return nil, badRequest(param+".tool_use_id", "tool_result %q answers no earlier tool_use", b.ToolUseID)
+				id := b.ToolUseID()
+				name := toolNames[id]
+				if name == nil {
+					return nil, badRequest(param(".tool_use_id"), "tool_result %q answers no earlier tool_use", id)
 				}
-				resp, media, err := functionResponseFromResult(b)
+				part()
+				var media [][]byte
+				out, media, err = appendFunctionResponse(out, id, name, b, texts[:0])
 				if err != nil {
-					return nil, badRequest(param+".content", "%v", err)
+					return nil, badRequest(param(".content"), "%v", err)
 				}
-				c.Parts = append(c.Parts, Part{FunctionResponse: &FunctionResponse{ID: b.ToolUseID, Name: name, Response: resp}})
-				c.Parts = append(c.Parts, media...)
+				for _, p := range media {
+					part()
+					out = append(out, p...)
+				}
 			case "thinking", "redacted_thinking":
 				// Purified: an Anthropic signature never goes to Gemini.
 			}
 		}
-		if c.Role == "model" && lastText >= 0 && firstCall {
-			if sig := signature(TextSignatureKey(c.Parts[lastText].Text)); sig != "" {
-				c.Parts[lastText].ThoughtSignature = sig
+		if role == "model" && lastTextAt >= 0 && firstCall {
+			if sig := signature(TextSignatureKey(anthropic.Unquote(lastText))); sig != "" {
+				tail := append([]byte(nil), out[lastTextAt:]...)
+				out = append(append(append(out[:lastTextAt], `,"thoughtSignature":`...), anthropic.Quote(sig)...), tail...)
 			}
 		}
-		if len(c.Parts) == 0 {
-			continue // Gemini refuses a turn without parts
+		if parts == 0 {
+			out = out[:mark] // Gemini refuses a turn without parts
+			continue
 		}
-		out.Contents = append(out.Contents, c)
+		out = append(out, `]}`...)
+		contents++
 	}
-	if len(out.Contents) == 0 {
+	if contents == 0 {
 		return nil, badRequest("messages", "messages has nothing to send")
 	}
+	out = append(out, ']')
 
+	if len(r.System) > 0 && string(r.System) != "null" {
+		var sys [][]byte
+		switch r.System[0] {
+		case '"':
+			if len(r.System) > 2 {
+				sys = append(sys, r.System)
+			}
+		case '[':
+			blocks, err := anthropic.ParseBlocks(r.System)
+			if err != nil {
+				return nil, badRequest("system", "system must be a string or text blocks: %v", err)
+			}
+			for _, b := range blocks {
+				if b.Type == "text" && len(b.RawText()) > 2 {
+					sys = append(sys, b.RawText())
+				}
+			}
+		default:
+			return nil, badRequest("system", "system must be a string or text blocks")
+		}
+		if len(sys) > 0 {
+			out = append(out, `,"systemInstruction":{"parts":[`...)
+			for i, t := range sys {
+				if i > 0 {
+					out = append(out, ',')
+				}
+				out = append(out, `{"text":`...)
+				out = append(out, t...)
+				out = append(out, '}')
+			}
+			out = append(out, `]}`...)
+		}
+	}
+
+	var tail requestTail
 	var decls []FunctionDeclaration
 	var builtins []Tool
 	for ti, t := range req.Tools {
@@ -151,6 +228,7 @@ func RequestFromAnthropic(body []byte, opts RequestOptions) ([]byte, error) {
 	}
 	if orig != nil { // the client's exact declarations and built-in tools
 		exact := map[string]FunctionDeclaration{}
+		builtins = builtins[:0]
 		for _, t := range orig.Tools {
 			for _, d := range t.FunctionDeclarations {
 				exact[d.Name] = d
@@ -166,9 +244,9 @@ func RequestFromAnthropic(body []byte, opts RequestOptions) ([]byte, error) {
 		}
 	}
 	if len(decls) > 0 {
-		out.Tools = append(out.Tools, Tool{FunctionDeclarations: decls})
+		tail.Tools = append(tail.Tools, Tool{FunctionDeclarations: decls})
 	}
-	out.Tools = append(out.Tools, builtins...)
+	tail.Tools = append(tail.Tools, builtins...)
 
 	if tc := req.ToolChoice; tc != nil && len(decls) > 0 {
 		fc := &FunctionCallingConfig{}
@@ -182,7 +260,7 @@ func RequestFromAnthropic(body []byte, opts RequestOptions) ([]byte, error) {
 		default:
 			fc.Mode = "AUTO"
 		}
-		out.ToolConfig = &ToolConfig{FunctionCallingConfig: fc}
+		tail.ToolConfig = &ToolConfig{FunctionCallingConfig: fc}
 	}
 
 	g := &GenerationConfig{StopSequences: req.StopSequences, Temperature: req.Temperature, TopP: req.TopP}
@@ -215,21 +293,69 @@ func RequestFromAnthropic(body []byte, opts RequestOptions) ([]byte, error) {
 		}
 	}
 	if orig != nil {
-		out.SafetySettings = orig.SafetySettings
-		out.CachedContent = orig.CachedContent
+		tail.SafetySettings = orig.SafetySettings
+		tail.CachedContent = orig.CachedContent
 		if og := orig.GenerationConfig; og != nil {
 			keepOriginal(g, og)
 		}
-		if orig.ToolConfig != nil && out.ToolConfig != nil {
-			out.ToolConfig = orig.ToolConfig // VALIDATED and allowed names survive
+		if orig.ToolConfig != nil && tail.ToolConfig != nil {
+			tail.ToolConfig = orig.ToolConfig // VALIDATED and allowed names survive
 		}
 	}
-	if g.MaxOutputTokens != nil || g.Temperature != nil || g.TopP != nil || g.TopK != nil || g.StopSequences != nil ||
-		g.ThinkingConfig != nil || g.ResponseMimeType != "" || g.ResponseSchema != nil || g.ResponseJSONSchema != nil ||
-		g.Seed != nil || g.CandidateCount != nil || g.PresencePenalty != nil || g.FrequencyPenalty != nil {
-		out.GenerationConfig = g
+	if gb, err := json.Marshal(g); err != nil || string(gb) != "{}" {
+		tail.GenerationConfig = g
 	}
-	return json.Marshal(out)
+	rest, err := json.Marshal(tail)
+	if err != nil {
+		return nil, err
+	}
+	if len(rest) > 2 {
+		out = append(out, ',')
+		return append(out, rest[1:]...), nil
+	}
+	return append(out, '}'), nil
+}
+
+// requestTail is the small end of a generateContent request.
+type requestTail struct {
+	Tools            []Tool            `json:"tools,omitempty"`
+	ToolConfig       *ToolConfig       `json:"toolConfig,omitempty"`
+	SafetySettings   json.RawMessage   `json:"safetySettings,omitempty"`
+	GenerationConfig *GenerationConfig `json:"generationConfig,omitempty"`
+	CachedContent    string            `json:"cachedContent,omitempty"`
+}
+
+// requestConfigFull is what RequestFromAnthropic takes back from the
+// client's original Gemini request.
+type requestConfigFull struct {
+	requestTail
+}
+
+// decodeMembers decodes raw top-level members as one object.
+func decodeMembers(ms []anthropic.Member, v any) error {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for _, m := range ms {
+		if string(m.Key) == "system" { // read raw, by the caller
+			continue
+		}
+		if buf.Len() > 1 {
+			buf.WriteByte(',')
+		}
+		buf.WriteByte('"')
+		buf.Write(m.Key)
+		buf.WriteString(`":`)
+		buf.Write(m.Value)
+	}
+	buf.WriteByte('}')
+	return json.Unmarshal(buf.Bytes(), v)
+}
+
+func orEmptyString(raw []byte) []byte {
+	if len(raw) == 0 {
+		return []byte(`""`)
+	}
+	return raw
 }
 
 // keepOriginal restores the Gemini-only generation settings of the client's
@@ -254,87 +380,142 @@ func keepOriginal(g, og *GenerationConfig) {
 
 // collectSignatures maps every signature in a Gemini history to the key
 // RequestToAnthropic reported it under.
-func collectSignatures(contents []Content, sigs map[string]string) {
+func collectSignatures(contents []rawContent, sigs map[string]string) {
 	ids := callIDs(contents)
 	for ci, c := range contents {
-		text := ""
-		for pi, p := range c.Parts {
+		var texts [][]byte
+		for pi, p := range c.parts {
 			switch {
-			case p.FunctionCall != nil:
-				text = ""
-				if p.ThoughtSignature != "" {
-					sigs[ids[ci][pi]] = p.ThoughtSignature
+			case p.call != nil:
+				texts = texts[:0]
+				if p.signature != "" {
+					sigs[ids[ci][pi]] = p.signature
 				}
-			case p.Thought:
-			case p.Text != "":
-				text += p.Text
-			}
-			if p.ThoughtSignature != "" && p.FunctionCall == nil && !p.Thought && text != "" {
-				sigs[TextSignatureKey(text)] = p.ThoughtSignature
+			case p.response != nil, p.media != nil, p.code != nil:
+				texts = texts[:0]
+			case p.thought:
+			case p.text != nil:
+				if len(p.text) > 2 {
+					texts = append(texts, p.text)
+				}
+				if p.signature != "" && len(texts) > 0 {
+					sigs[TextSignatureKey(decodeJoined(texts))] = p.signature
+				}
 			}
 		}
 	}
 }
 
-// mediaPart maps an image or document block to inline data or a file
-// reference.
-func mediaPart(b aBlock) (Part, error) {
-	s := b.Source
-	if s == nil {
-		return Part{}, fmt.Errorf("%s block has no source", b.Type)
+// appendMedia writes an image or document block's source as a part: inline
+// data or a file reference.
+func appendMedia(out []byte, blockType string, source []byte) ([]byte, error) {
+	if len(source) == 0 || source[0] != '{' {
+		return out, fmt.Errorf("%s block has no source", blockType)
 	}
-	switch s.Type {
+	var typ, mime, data, url, text []byte
+	if err := anthropic.EachMember(source, func(k, v []byte) error {
+		switch string(k) {
+		case "type":
+			typ = v
+		case "media_type":
+			mime = v
+		case "data":
+			data, text = v, v
+		case "url":
+			url = v
+		}
+		return nil
+	}); err != nil {
+		return out, err
+	}
+	switch anthropic.Unquote(typ) {
 	case "base64":
-		return Part{InlineData: &Blob{MimeType: s.MediaType, Data: s.Data}}, nil
+		out = append(out, `{"inlineData":{"mimeType":`...)
+		out = append(out, orEmptyString(mime)...)
+		out = append(out, `,"data":`...)
+		out = append(out, orEmptyString(data)...)
+		return append(out, `}}`...), nil
 	case "url":
-		mime := s.MediaType
-		if mime == "" && b.Type == "document" {
-			mime = "application/pdf"
+		if mime == nil && blockType == "document" {
+			mime = []byte(`"application/pdf"`)
 		}
-		return Part{FileData: &FileData{MimeType: mime, FileURI: s.URL}}, nil
+		out = append(out, `{"fileData":{`...)
+		if mime != nil {
+			out = append(out, `"mimeType":`...)
+			out = append(out, mime...)
+			out = append(out, ',')
+		}
+		out = append(out, `"fileUri":`...)
+		out = append(out, orEmptyString(url)...)
+		return append(out, `}}`...), nil
 	case "text":
-		return Part{Text: s.Data}, nil
+		out = append(out, `{"text":`...)
+		out = append(out, orEmptyString(text)...)
+		return append(out, '}'), nil
 	}
-	return Part{}, fmt.Errorf("source type %q cannot be sent to Gemini", s.Type)
+	return out, fmt.Errorf("source type %s cannot be sent to Gemini", typ)
 }
 
-// functionResponseFromResult reverses toolResult: a JSON-object text is
-// the response itself, other text becomes {"output": …} ({"error": …} for an
-// error result); images in the result follow as inline data parts.
-func functionResponseFromResult(b aBlock) (json.RawMessage, []Part, error) {
-	var text string
-	var media []Part
-	if len(b.Content) > 0 && b.Content[0] == '"' {
-		if err := json.Unmarshal(b.Content, &text); err != nil {
-			return nil, nil, err
-		}
-	} else if len(b.Content) > 0 && string(b.Content) != "null" {
-		inner, err := blocksOf(b.Content)
+// appendFunctionResponse reverses appendToolResult: text that is a JSON
+// object is the response itself, other text becomes {"output": …}
+// ({"error": …} for an error result); images in the result follow as parts
+// of their own (returned, to be written after it).
+func appendFunctionResponse(out []byte, id string, name []byte, b anthropic.Block, texts [][]byte) ([]byte, [][]byte, error) {
+	// The cheap byte search first: a tool_result's content can be large.
+	isError := bytes.Contains(b.Raw(), []byte(`"is_error"`)) && string(anthropic.MemberValue(b.Raw(), "is_error")) == "true"
+	var media [][]byte
+	content := b.Content()
+	var text []byte // raw JSON string
+	switch {
+	case len(content) == 0 || string(content) == "null":
+		text = []byte(`""`)
+	case content[0] == '"':
+		text = content
+	case content[0] == '[':
+		inner, err := anthropic.ParseBlocks(content)
 		if err != nil {
-			return nil, nil, fmt.Errorf("tool_result content must be a string or blocks: %v", err)
+			return out, nil, fmt.Errorf("tool_result content must be a string or blocks: %v", err)
 		}
-		var texts []string
 		for _, ib := range inner {
 			switch ib.Type {
 			case "text":
-				texts = append(texts, ib.Text)
+				if raw := ib.RawText(); len(raw) >= 2 {
+					texts = append(texts, raw)
+				}
 			case "image", "document":
-				p, err := mediaPart(ib)
+				p, err := appendMedia(nil, ib.Type, ib.Source())
 				if err != nil {
-					return nil, nil, err
+					return out, nil, err
 				}
 				media = append(media, p)
 			}
 		}
-		text = strings.Join(texts, "\n")
+		text = joinRaw(nil, texts, `\n`)
+	default:
+		return out, nil, fmt.Errorf("tool_result content must be a string or blocks")
 	}
-	if !b.IsError && isObject([]byte(text)) && json.Valid([]byte(text)) {
-		return json.RawMessage(text), media, nil
+	out = append(out, `{"functionResponse":{"id":`...)
+	out = append(out, anthropic.Quote(id)...)
+	out = append(out, `,"name":`...)
+	out = append(out, name...)
+	out = append(out, `,"response":`...)
+	switch {
+	case !isError && len(text) > 2 && text[1] == '{' && isJSONObjectText(text):
+		out = append(out, anthropic.Unquote(text)...)
+	case isError:
+		out = append(out, `{"error":`...)
+		out = append(out, text...)
+		out = append(out, '}')
+	default:
+		out = append(out, `{"output":`...)
+		out = append(out, text...)
+		out = append(out, '}')
 	}
-	key := "output"
-	if b.IsError {
-		key = "error"
-	}
-	raw, err := json.Marshal(map[string]string{key: text})
-	return raw, media, err
+	return append(out, `}}`...), media, nil
+}
+
+// isJSONObjectText reports whether a raw JSON string holds a JSON object.
+func isJSONObjectText(raw []byte) bool {
+	s := anthropic.Unquote(raw)
+	return json.Valid([]byte(s)) && isRawObject([]byte(s))
 }
