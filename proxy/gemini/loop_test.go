@@ -45,9 +45,17 @@ func (c *loopClient) request() []byte {
 	return []byte(`{"model":"claude-sonnet-4-5","max_tokens":32000,"thinking":{"type":"adaptive"},"tools":` + loopTools + `,"messages":` + string(msgs) + `}`)
 }
 
+// How a round reaches the upstream.
+const (
+	nonStream = iota
+	sseStream
+	arrayStream
+)
+
 // post sends the Messages request to the Gemini upstream, translated, and
-// returns the Anthropic-shaped reply (assembled from the stream when stream).
-func (c *loopClient) post(stream bool) (reply []byte, status int) {
+// returns the Anthropic-shaped reply (assembled from the stream for the
+// stream forms).
+func (c *loopClient) post(form int) (reply []byte, status int) {
 	c.t.Helper()
 	body, err := gemini.RequestFromAnthropic(c.request(), gemini.RequestOptions{
 		Signature: func(key string) (string, bool) { return c.cache.RecoverForTool(key, gemini.Family) },
@@ -56,8 +64,11 @@ func (c *loopClient) post(stream bool) (reply []byte, status int) {
 		c.t.Fatalf("RequestFromAnthropic: %v", err)
 	}
 	url := c.up.URL + "/v1beta/models/" + loopModel + ":generateContent"
-	if stream {
+	switch form {
+	case sseStream:
 		url = c.up.URL + "/v1beta/models/" + loopModel + ":streamGenerateContent?alt=sse"
+	case arrayStream:
+		url = c.up.URL + "/v1beta/models/" + loopModel + ":streamGenerateContent"
 	}
 	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
 	if err != nil {
@@ -70,7 +81,7 @@ func (c *loopClient) post(stream bool) (reply []byte, status int) {
 		c.t.Logf("upstream %d: %s", resp.StatusCode, b)
 		return b, resp.StatusCode
 	}
-	if !stream {
+	if form == nonStream {
 		b, err := io.ReadAll(resp.Body)
 		if err != nil {
 			c.t.Fatal(err)
@@ -84,19 +95,27 @@ func (c *loopClient) post(stream bool) (reply []byte, status int) {
 	tr := gemini.NewStreamToAnthropic(gemini.ReplyOptions{Model: loopModel, OnSignature: onSig})
 	rb := anthropic.NewReplyBuilder(1 << 20)
 	emit := func(name string, data []byte) error { rb.Add(name, data); return nil }
-	rd := sse.NewReader(resp.Body, 0)
+	next := gemini.NewArrayReader(resp.Body).Next
+	if form == sseStream {
+		rd := sse.NewReader(resp.Body, 0)
+		next = func() (json.RawMessage, error) {
+			for {
+				ev, err := rd.Next()
+				if err != nil || len(ev.Data) > 0 {
+					return ev.Data, err
+				}
+			}
+		}
+	}
 	for {
-		ev, err := rd.Next()
+		chunk, err := next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
 			c.t.Fatal(err)
 		}
-		if len(ev.Data) == 0 {
-			continue
-		}
-		if err := tr.Event(ev.Name, ev.Data, emit); err != nil {
+		if err := tr.Event("", chunk, emit); err != nil {
 			c.t.Fatalf("StreamToAnthropic.Event: %v", err)
 		}
 	}
@@ -117,7 +136,7 @@ type loopReply struct {
 
 // TestToolLoopKeepsSignaturesWhenClientDropsThem runs a 10-round
 // function-calling loop of an Anthropic client against the strict Gemini
-// upstream, half the rounds streamed. The client drops every thinking block
+// upstream, the rounds taking turns at non-stream, SSE and array streams. The client drops every thinking block
 // (and so every signature) from the history it sends back; the signatures
 // reported by the reply translation and restored by RequestFromAnthropic must
 // keep the upstream from ever answering 400.
@@ -134,7 +153,7 @@ func TestToolLoopKeepsSignaturesWhenClientDropsThem(t *testing.T) {
 	up.Enqueue(proxytest.GeminiText("All done."))
 
 	for i := 0; i <= rounds; i++ {
-		raw, status := c.post(i%2 == 1)
+		raw, status := c.post(i % 3)
 		if status != http.StatusOK {
 			t.Fatalf("round %d: upstream answered %d", i, status)
 		}

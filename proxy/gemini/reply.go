@@ -29,11 +29,14 @@ type ReplyOptions struct {
 	OnSignature func(key, signature string)
 }
 
-// safetyReasons are the finish and block reasons that mean a filter stopped
+// filtered reports whether a finish or block reason means a filter stopped
 // the reply.
-var safetyReasons = map[string]bool{
-	FinishSafety: true, FinishRecitation: true, FinishBlocklist: true, FinishProhibitedContent: true,
-	FinishSPII: true, FinishImageSafety: true, FinishLanguage: true, "OTHER": false,
+func filtered(reason string) bool {
+	switch reason {
+	case FinishSafety, FinishRecitation, FinishBlocklist, FinishProhibitedContent, FinishSPII, FinishImageSafety, FinishLanguage:
+		return true
+	}
+	return false
 }
 
 // BlockedError is the error of a reply Gemini's filters blocked: the prompt
@@ -49,7 +52,7 @@ func BlockedError(r *Response) *Error {
 	}
 	if len(r.Candidates) > 0 {
 		c := r.Candidates[0]
-		if safetyReasons[c.FinishReason] && (c.Content == nil || len(c.Content.Parts) == 0) {
+		if filtered(c.FinishReason) && (c.Content == nil || len(c.Content.Parts) == 0) {
 			msg := fmt.Sprintf("Gemini blocked the reply (finishReason %s)", c.FinishReason)
 			if c.FinishMessage != "" {
 				msg += ": " + c.FinishMessage
@@ -65,7 +68,7 @@ func stopReason(finish string, toolUse bool) string {
 	switch {
 	case finish == FinishMaxTokens:
 		return "max_tokens"
-	case safetyReasons[finish]:
+	case filtered(finish):
 		return "refusal"
 	case toolUse:
 		return "tool_use"

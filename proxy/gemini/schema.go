@@ -24,25 +24,29 @@ import (
 // there (the cut node keeps only its description).
 const MaxRefDepth = 8
 
-var schemaKeys = map[string]bool{
-	"type": true, "format": true, "title": true, "description": true, "nullable": true, "enum": true,
-	"maxItems": true, "minItems": true, "properties": true, "required": true, "minProperties": true,
-	"maxProperties": true, "minLength": true, "maxLength": true, "pattern": true, "example": true,
-	"anyOf": true, "propertyOrdering": true, "default": true, "items": true, "minimum": true, "maximum": true,
-}
-
 // IsSchemaKey reports whether key is a field of Gemini's Schema object.
-func IsSchemaKey(key string) bool { return schemaKeys[key] }
-
-// SchemaFormats are the formats the API accepts, by type.
-var schemaFormats = map[string]map[string]bool{
-	"STRING":  {"enum": true, "date-time": true},
-	"NUMBER":  {"float": true, "double": true},
-	"INTEGER": {"int32": true, "int64": true},
+func IsSchemaKey(key string) bool {
+	switch key {
+	case "type", "format", "title", "description", "nullable", "enum", "maxItems", "minItems", "properties",
+		"required", "minProperties", "maxProperties", "minLength", "maxLength", "pattern", "example",
+		"anyOf", "propertyOrdering", "default", "items", "minimum", "maximum":
+		return true
+	}
+	return false
 }
 
 // FormatAllowed reports whether format is accepted on a schema of typ.
-func FormatAllowed(typ, format string) bool { return schemaFormats[strings.ToUpper(typ)][format] }
+func FormatAllowed(typ, format string) bool {
+	switch strings.ToUpper(typ) {
+	case "STRING":
+		return format == "enum" || format == "date-time"
+	case "NUMBER":
+		return format == "float" || format == "double"
+	case "INTEGER":
+		return format == "int32" || format == "int64"
+	}
+	return false
+}
 
 // RewriteSchema rewrites a JSON Schema (an Anthropic tool's input_schema, an
 // MCP tool's inputSchema) into the Schema subset above. It returns nil when

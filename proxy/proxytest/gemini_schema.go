@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"longhaul/proxy/gemini"
@@ -80,7 +81,13 @@ func validateSchemaNode(v any, path string) error {
 	}
 	for _, k := range []string{"minItems", "maxItems", "minProperties", "maxProperties", "minLength", "maxLength", "minimum", "maximum"} {
 		if x, has := m[k]; has {
-			if _, ok := x.(float64); !ok {
+			switch v := x.(type) {
+			case float64:
+			case string: // int64 fields also come as decimal strings in proto JSON
+				if _, err := strconv.ParseFloat(v, 64); err != nil {
+					return fmt.Errorf("%s.%s: must be a number", path, k)
+				}
+			default:
 				return fmt.Errorf("%s.%s: must be a number", path, k)
 			}
 		}
