@@ -25,10 +25,10 @@ func RequestFromAnthropic(body []byte, opts RequestOptions) ([]byte, error) {
 	if err := decodeMembers(r.Members(), &req); err != nil {
 		return nil, badRequest("", "request body is not a valid Messages request: %v", err)
 	}
-	var orig *requestConfigFull
+	var orig *Request // the client's original request, without its contents
 	origSigs := map[string]string{}
 	if len(opts.Original) > 0 {
-		orig = &requestConfigFull{}
+		orig = &Request{}
 		contents, _, small, err := readGemini(opts.Original)
 		if err == nil {
 			err = json.Unmarshal(small, orig)
@@ -295,6 +295,7 @@ func RequestFromAnthropic(body []byte, opts RequestOptions) ([]byte, error) {
 	if orig != nil {
 		tail.SafetySettings = orig.SafetySettings
 		tail.CachedContent = orig.CachedContent
+		tail.extra = orig.Extra
 		if og := orig.GenerationConfig; og != nil {
 			keepOriginal(g, og)
 		}
@@ -306,6 +307,9 @@ func RequestFromAnthropic(body []byte, opts RequestOptions) ([]byte, error) {
 		tail.GenerationConfig = g
 	}
 	rest, err := json.Marshal(tail)
+	if err == nil {
+		rest, err = appendMembers(rest, tail.extra)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -318,17 +322,12 @@ func RequestFromAnthropic(body []byte, opts RequestOptions) ([]byte, error) {
 
 // requestTail is the small end of a generateContent request.
 type requestTail struct {
-	Tools            []Tool            `json:"tools,omitempty"`
-	ToolConfig       *ToolConfig       `json:"toolConfig,omitempty"`
-	SafetySettings   json.RawMessage   `json:"safetySettings,omitempty"`
-	GenerationConfig *GenerationConfig `json:"generationConfig,omitempty"`
-	CachedContent    string            `json:"cachedContent,omitempty"`
-}
-
-// requestConfigFull is what RequestFromAnthropic takes back from the
-// client's original Gemini request.
-type requestConfigFull struct {
-	requestTail
+	Tools            []Tool                     `json:"tools,omitempty"`
+	ToolConfig       *ToolConfig                `json:"toolConfig,omitempty"`
+	SafetySettings   json.RawMessage            `json:"safetySettings,omitempty"`
+	GenerationConfig *GenerationConfig          `json:"generationConfig,omitempty"`
+	CachedContent    string                     `json:"cachedContent,omitempty"`
+	extra            map[string]json.RawMessage // the original's undeclared members
 }
 
 // decodeMembers decodes raw top-level members as one object.
@@ -362,7 +361,7 @@ func orEmptyString(raw []byte) []byte {
 // own request, and its exact forms of the ones Messages changed on the way
 // (temperature above 1, thinking levels, a Gemini response schema).
 func keepOriginal(g, og *GenerationConfig) {
-	g.Seed, g.CandidateCount = og.Seed, og.CandidateCount
+	g.Seed, g.CandidateCount, g.Extra = og.Seed, og.CandidateCount, og.Extra
 	g.PresencePenalty, g.FrequencyPenalty = og.PresencePenalty, og.FrequencyPenalty
 	if og.Temperature != nil {
 		g.Temperature = og.Temperature

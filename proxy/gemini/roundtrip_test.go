@@ -23,7 +23,8 @@ const losslessGemini = `{
  "tools":[{"functionDeclarations":[{"name":"run","description":"Run","parameters":{"type":"OBJECT","properties":{"cmd":{"type":"STRING"}},"required":["cmd"]}}]},{"codeExecution":{}}],
  "toolConfig":{"functionCallingConfig":{"mode":"VALIDATED"}},
  "safetySettings":[{"category":"HARM_CATEGORY_HARASSMENT","threshold":"BLOCK_ONLY_HIGH"}],
- "generationConfig":{"maxOutputTokens":1000,"temperature":1.7,"seed":3,"thinkingConfig":{"thinkingLevel":"high","includeThoughts":true}}
+ "generationConfig":{"maxOutputTokens":1000,"temperature":1.7,"seed":3,"thinkingConfig":{"thinkingLevel":"high","includeThoughts":true},"responseModalities":["TEXT"]},
+ "labels":{"team":"infra"}
 }`
 
 func TestGeminiRoundTripIsLossless(t *testing.T) {

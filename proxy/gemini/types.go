@@ -4,9 +4,9 @@ import "encoding/json"
 
 // The wire types below follow the v1beta REST reference and the
 // @google/genai SDK's types.ts (Content, Part, FunctionCall,
-// FunctionResponse, GenerateContentConfig, UsageMetadata), field names in the
-// REST casing. Fields Longhaul does not translate are kept raw in Extra so a
-// Gemini-to-Gemini rewrite loses nothing.
+// FunctionResponse, GenerationConfig, UsageMetadata), field names in the
+// REST casing. Members a type does not declare are kept in its Extra
+// (extra.go), so decoding and encoding a body loses nothing.
 
 // Request is a generateContent / streamGenerateContent request body.
 type Request struct {
@@ -20,6 +20,9 @@ type Request struct {
 	// Model appears in countTokens' generateContentRequest; generateContent
 	// takes it from the URL path.
 	Model string `json:"model,omitempty"`
+	// Extra holds the members this type does not declare, written back as
+	// they came.
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // Content is one turn: role "user" or "model" (absent in systemInstruction).
@@ -42,6 +45,9 @@ type Part struct {
 	CodeExecutionResult json.RawMessage `json:"codeExecutionResult,omitempty"`
 	Thought             bool            `json:"thought,omitempty"`
 	ThoughtSignature    string          `json:"thoughtSignature,omitempty"`
+	// Extra holds the members this type does not declare, written back as
+	// they came.
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // Blob is inline bytes, base64 in JSON.
@@ -117,6 +123,9 @@ type GenerationConfig struct {
 	PresencePenalty    *float64        `json:"presencePenalty,omitempty"`
 	FrequencyPenalty   *float64        `json:"frequencyPenalty,omitempty"`
 	ThinkingConfig     *ThinkingConfig `json:"thinkingConfig,omitempty"`
+	// Extra holds the members this type does not declare, written back as
+	// they came.
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // ThinkingConfig: ThinkingBudget -1 is dynamic, 0 turns thinking off;
@@ -135,6 +144,9 @@ type Response struct {
 	UsageMetadata  *UsageMetadata  `json:"usageMetadata,omitempty"`
 	ModelVersion   string          `json:"modelVersion,omitempty"`
 	ResponseID     string          `json:"responseId,omitempty"`
+	// Extra holds the members this type does not declare, written back as
+	// they came.
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // Candidate is one generated answer.
@@ -144,6 +156,9 @@ type Candidate struct {
 	FinishMessage string          `json:"finishMessage,omitempty"`
 	SafetyRatings json.RawMessage `json:"safetyRatings,omitempty"`
 	Index         int             `json:"index"`
+	// Extra holds the members this type does not declare, written back as
+	// they came.
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // PromptFeedback reports a prompt blocked before any candidate was made.
