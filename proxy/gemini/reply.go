@@ -150,6 +150,7 @@ func ReplyToAnthropic(body []byte, opts ReplyOptions) ([]byte, error) {
 	toolUse := false
 	var pendingSig string
 	lastText := -1
+	textSigs := map[int]string{} // text block → its signature
 	report := func(key, sig string) {
 		if opts.OnSignature != nil && sig != "" {
 			opts.OnSignature(key, sig)
@@ -203,13 +204,16 @@ func ReplyToAnthropic(body []byte, opts ReplyOptions) ([]byte, error) {
 			if sig != "" {
 				pendingSig = sig // belongs to the text it ends (or the next call)
 			}
-			if pendingSig != "" && lastText >= 0 && p.FunctionCall == nil && !p.Thought {
-				report(TextSignatureKey(out.Content[lastText].Text), pendingSig)
-				pendingSig = ""
+			if pendingSig != "" && lastText >= 0 && !p.Thought {
+				textSigs[lastText], pendingSig = pendingSig, ""
 			}
 		}
 		if pendingSig != "" && lastText >= 0 {
-			report(TextSignatureKey(out.Content[lastText].Text), pendingSig)
+			textSigs[lastText] = pendingSig
+		}
+		// Keyed by each block's whole text, once it is complete.
+		for i, sig := range textSigs {
+			report(TextSignatureKey(out.Content[i].Text), sig)
 		}
 	}
 	stop := stopReason(finish, toolUse)

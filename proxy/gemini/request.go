@@ -218,29 +218,35 @@ func RequestToAnthropic(body []byte, opts RequestOptions) ([]byte, error) {
 			}
 			blocks++
 		}
+		textSig := "" // the signature of the open text block
+		// flushText writes the open text block (Gemini splits text freely;
+		// Messages wants it whole) and reports its signature under the key
+		// of its whole text, which is what comes back.
 		flushText := func() {
-			if len(texts) == 0 {
-				return
+			if len(texts) > 0 {
+				block()
+				out = append(out, `{"type":"text","text":`...)
+				out = joinRaw(out, texts, "")
+				out = append(out, '}')
+				if textSig != "" && role == "assistant" && opts.OnSignature != nil {
+					opts.OnSignature(TextSignatureKey(decodeJoined(texts)), textSig)
+				}
 			}
-			block()
-			out = append(out, `{"type":"text","text":`...)
-			out = joinRaw(out, texts, "")
-			out = append(out, '}')
+			texts, textSig = texts[:0], ""
 		}
 		texts = texts[:0]
 		for pi, p := range c.parts {
 			param := func(field string) string { return fmt.Sprintf("contents[%d].parts[%d]%s", ci, pi, field) }
 			if p.text != nil && len(p.text) > 2 && !p.thought && p.call == nil && p.response == nil && p.media == nil {
 				texts = append(texts, p.text)
-				if p.signature != "" && role == "assistant" && opts.OnSignature != nil {
-					opts.OnSignature(TextSignatureKey(decodeJoined(texts)), p.signature)
+				if p.signature != "" {
+					textSig = p.signature
 				}
 				continue
 			}
 			switch {
 			case p.call != nil:
 				flushText()
-				texts = texts[:0]
 				if p.call.name == "" {
 					return nil, badRequest(param(".functionCall.name"), "a function call needs a name")
 				}
@@ -263,7 +269,6 @@ func RequestToAnthropic(body []byte, opts RequestOptions) ([]byte, error) {
 				}
 			case p.response != nil:
 				flushText()
-				texts = texts[:0]
 				id := ids[ci][pi]
 				if id == "" {
 					return nil, badRequest(param(".functionResponse"), "functionResponse %q answers no functionCall of the previous model turn", p.response.name)
@@ -275,7 +280,6 @@ func RequestToAnthropic(body []byte, opts RequestOptions) ([]byte, error) {
 				}
 			case p.media != nil:
 				flushText()
-				texts = texts[:0]
 				field := ".inlineData.mimeType"
 				if p.media.data == nil {
 					field = ".fileData.mimeType"
@@ -300,8 +304,8 @@ func RequestToAnthropic(body []byte, opts RequestOptions) ([]byte, error) {
 			case p.signature != "" && p.text != nil && !p.thought:
 				// An empty text part that only carries the signature of the
 				// text before it (how a streamed reply ends).
-				if len(texts) > 0 && role == "assistant" && opts.OnSignature != nil {
-					opts.OnSignature(TextSignatureKey(decodeJoined(texts)), p.signature)
+				if len(texts) > 0 {
+					textSig = p.signature
 				}
 			case p.thought:
 				// A thought summary: only its signature matters to Gemini.
@@ -310,7 +314,6 @@ func RequestToAnthropic(body []byte, opts RequestOptions) ([]byte, error) {
 				}
 			case p.code != nil:
 				flushText()
-				texts = texts[:0]
 				block()
 				out = append(out, `{"type":"text","text":`...)
 				out = append(out, anthropic.Quote(string(p.code))...)

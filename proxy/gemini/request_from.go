@@ -383,25 +383,33 @@ func collectSignatures(contents []rawContent, sigs map[string]string) {
 	ids := callIDs(contents)
 	for ci, c := range contents {
 		var texts [][]byte
+		textSig := ""
+		endText := func() {
+			if textSig != "" && len(texts) > 0 {
+				sigs[TextSignatureKey(decodeJoined(texts))] = textSig
+			}
+			texts, textSig = texts[:0], ""
+		}
 		for pi, p := range c.parts {
 			switch {
 			case p.call != nil:
-				texts = texts[:0]
+				endText()
 				if p.signature != "" {
 					sigs[ids[ci][pi]] = p.signature
 				}
 			case p.response != nil, p.media != nil, p.code != nil:
-				texts = texts[:0]
+				endText()
 			case p.thought:
 			case p.text != nil:
 				if len(p.text) > 2 {
 					texts = append(texts, p.text)
 				}
 				if p.signature != "" && len(texts) > 0 {
-					sigs[TextSignatureKey(decodeJoined(texts))] = p.signature
+					textSig = p.signature
 				}
 			}
 		}
+		endText()
 	}
 }
 

@@ -3,6 +3,7 @@ package gemini_test
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"longhaul/proxy/gemini"
@@ -128,5 +129,57 @@ func TestTranslationsSettleAfterOnePass(t *testing.T) {
 	}
 	if string(g1) != string(g2) {
 		t.Errorf("Messages → Gemini → Messages → Gemini is not stable:\n%s\n%s", g1, g2)
+	}
+}
+
+// A signature on text Gemini split into several parts is kept under the key
+// of the whole text block, whichever part carried it, in replies, streams
+// and requests alike, so RequestFromAnthropic finds it for the merged block.
+func TestTextSignatureKeysCoverTheWholeBlock(t *testing.T) {
+	want := gemini.TextSignatureKey("Hello, world.")
+	check := func(name string, got map[string]string) {
+		t.Helper()
+		if got[want] != "c2ln" || len(got) != 1 {
+			t.Errorf("%s reported %v; want only %s → c2ln", name, got, want)
+		}
+	}
+	for _, parts := range []string{
+		`[{"text":"Hello, ","thoughtSignature":"c2ln"},{"text":"world."}]`,
+		`[{"text":"Hello, "},{"text":"world."},{"text":"","thoughtSignature":"c2ln"}]`,
+	} {
+		got := map[string]string{}
+		_, err := gemini.ReplyToAnthropic([]byte(`{"candidates":[{"content":{"role":"model","parts":`+parts+`},"finishReason":"STOP"}],"responseId":"r"}`),
+			gemini.ReplyOptions{OnSignature: func(k, s string) { got[k] = s }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check("ReplyToAnthropic "+parts, got)
+
+		got = map[string]string{}
+		tr := gemini.NewStreamToAnthropic(gemini.ReplyOptions{OnSignature: func(k, s string) { got[k] = s }})
+		var ps []json.RawMessage
+		json.Unmarshal([]byte(parts), &ps)
+		emit := func(string, []byte) error { return nil }
+		for _, p := range ps {
+			tr.Event("", []byte(`{"candidates":[{"content":{"role":"model","parts":[`+string(p)+`]}}]}`), emit)
+		}
+		tr.Event("", []byte(`{"candidates":[{"finishReason":"STOP"}]}`), emit)
+		tr.End(emit)
+		check("StreamToAnthropic "+parts, got)
+
+		got = map[string]string{}
+		req := `{"contents":[{"role":"user","parts":[{"text":"hi"}]},{"role":"model","parts":` + parts + `},{"role":"user","parts":[{"text":"more"}]}]}`
+		msgs, err := gemini.RequestToAnthropic([]byte(req), gemini.RequestOptions{Model: "m", OnSignature: func(k, s string) { got[k] = s }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check("RequestToAnthropic "+parts, got)
+		back, err := gemini.RequestFromAnthropic(msgs, gemini.RequestOptions{Original: []byte(req)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(back), `{"text":"Hello, world.","thoughtSignature":"c2ln"}`) {
+			t.Errorf("RequestFromAnthropic did not restore the text signature: %s", back)
+		}
 	}
 }
