@@ -54,6 +54,7 @@ func RequestFromAnthropic(body []byte, opts RequestOptions) ([]byte, error) {
 	out = append(out, `{"contents":[`...)
 	toolNames := map[string][]byte{}
 	contents := 0
+	lastRole := ""
 	var texts [][]byte
 	for mi, m := range r.Messages {
 		var role string
@@ -68,14 +69,24 @@ func RequestFromAnthropic(body []byte, opts RequestOptions) ([]byte, error) {
 		if !m.HasContent() || (m.IsString && (len(m.RawText()) == 0 || m.RawText()[0] != '"')) {
 			return nil, badRequest(fmt.Sprintf("messages[%d].content", mi), "content must be a string or blocks")
 		}
+		// Consecutive messages of one role (a dropped thinking-only turn, a
+		// mid-conversation system message) become one content: Gemini wants
+		// the roles to alternate.
+		merge := contents > 0 && role == lastRole
 		mark := len(out)
-		if contents > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, `{"role":"`...)
-		out = append(out, role...)
-		out = append(out, `","parts":[`...)
 		parts := 0
+		if merge {
+			out = out[:len(out)-2] // reopen the previous content's parts
+			mark, parts = len(out), 1
+		} else {
+			if contents > 0 {
+				out = append(out, ',')
+			}
+			out = append(out, `{"role":"`...)
+			out = append(out, role...)
+			out = append(out, `","parts":[`...)
+		}
+		added := parts
 		part := func() {
 			if parts > 0 {
 				out = append(out, ',')
@@ -165,12 +176,19 @@ func RequestFromAnthropic(body []byte, opts RequestOptions) ([]byte, error) {
 				out = append(append(append(out[:lastTextAt], `,"thoughtSignature":`...), anthropic.Quote(sig)...), tail...)
 			}
 		}
-		if parts == 0 {
+		switch {
+		case parts == added && merge:
+			out = append(out[:mark], `]}`...) // nothing to add
+			continue
+		case parts == 0:
 			out = out[:mark] // Gemini refuses a turn without parts
 			continue
 		}
 		out = append(out, `]}`...)
-		contents++
+		if !merge {
+			contents++
+		}
+		lastRole = role
 	}
 	if contents == 0 {
 		return nil, badRequest("messages", "messages has nothing to send")
