@@ -235,89 +235,105 @@ func RequestToAnthropic(body []byte, opts RequestOptions) ([]byte, error) {
 			texts, textSig = texts[:0], ""
 		}
 		texts = texts[:0]
-		for pi, p := range c.parts {
-			param := func(field string) string { return fmt.Sprintf("contents[%d].parts[%d]%s", ci, pi, field) }
-			if p.text != nil && len(p.text) > 2 && !p.thought && p.call == nil && p.response == nil && p.media == nil {
-				texts = append(texts, p.text)
-				if p.signature != "" {
-					textSig = p.signature
-				}
-				continue
+		// Messages wants a user turn's tool_result blocks before anything
+		// else in it: a turn that mixes them takes two passes.
+		passes, responses := 1, 0
+		for _, p := range c.parts {
+			if p.response != nil {
+				responses++
 			}
-			switch {
-			case p.call != nil:
-				flushText()
-				if p.call.name == "" {
-					return nil, badRequest(param(".functionCall.name"), "a function call needs a name")
+		}
+		if responses > 0 && responses < len(c.parts) {
+			passes = 2
+		}
+		for pass := range passes {
+			for pi, p := range c.parts {
+				if passes == 2 && (pass == 0) != (p.response != nil) {
+					continue
 				}
-				args := p.call.data
-				if len(args) == 0 {
-					args = []byte("{}")
-				} else if !isRawObject(args) {
-					return nil, badRequest(param(".functionCall.args"), "args must be a JSON object")
+				param := func(field string) string { return fmt.Sprintf("contents[%d].parts[%d]%s", ci, pi, field) }
+				if p.text != nil && len(p.text) > 2 && !p.thought && p.call == nil && p.response == nil && p.media == nil {
+					texts = append(texts, p.text)
+					if p.signature != "" {
+						textSig = p.signature
+					}
+					continue
 				}
-				block()
-				out = append(out, `{"type":"tool_use","id":`...)
-				out = append(out, anthropic.Quote(ids[ci][pi])...)
-				out = append(out, `,"name":`...)
-				out = append(out, anthropic.Quote(p.call.name)...)
-				out = append(out, `,"input":`...)
-				out = append(out, args...)
-				out = append(out, '}')
-				if p.signature != "" && opts.OnSignature != nil {
-					opts.OnSignature(ids[ci][pi], p.signature)
+				switch {
+				case p.call != nil:
+					flushText()
+					if p.call.name == "" {
+						return nil, badRequest(param(".functionCall.name"), "a function call needs a name")
+					}
+					args := p.call.data
+					if len(args) == 0 {
+						args = []byte("{}")
+					} else if !isRawObject(args) {
+						return nil, badRequest(param(".functionCall.args"), "args must be a JSON object")
+					}
+					block()
+					out = append(out, `{"type":"tool_use","id":`...)
+					out = append(out, anthropic.Quote(ids[ci][pi])...)
+					out = append(out, `,"name":`...)
+					out = append(out, anthropic.Quote(p.call.name)...)
+					out = append(out, `,"input":`...)
+					out = append(out, args...)
+					out = append(out, '}')
+					if p.signature != "" && opts.OnSignature != nil {
+						opts.OnSignature(ids[ci][pi], p.signature)
+					}
+				case p.response != nil:
+					flushText()
+					id := ids[ci][pi]
+					if id == "" {
+						return nil, badRequest(param(".functionResponse"), "functionResponse %q answers no functionCall of the previous model turn", p.response.name)
+					}
+					block()
+					out, err = appendToolResult(out, id, p.response)
+					if err != nil {
+						return nil, badRequest(param(".functionResponse.response"), "%v", err)
+					}
+				case p.media != nil:
+					flushText()
+					field := ".inlineData.mimeType"
+					if p.media.data == nil {
+						field = ".fileData.mimeType"
+					}
+					kind, err := mediaKind(p.media.mime, p.media.data != nil)
+					if err != nil {
+						return nil, badRequest(param(field), "%v", err)
+					}
+					block()
+					out = append(out, `{"type":"`...)
+					out = append(out, kind...)
+					if p.media.data != nil {
+						out = append(out, `","source":{"type":"base64","media_type":`...)
+						out = append(out, anthropic.Quote(p.media.mime)...)
+						out = append(out, `,"data":`...)
+						out = append(out, p.media.data...)
+					} else {
+						out = append(out, `","source":{"type":"url","url":`...)
+						out = append(out, anthropic.Quote(p.media.uri)...)
+					}
+					out = append(out, `}}`...)
+				case p.signature != "" && p.text != nil && !p.thought:
+					// An empty text part that only carries the signature of the
+					// text before it (how a streamed reply ends).
+					if len(texts) > 0 {
+						textSig = p.signature
+					}
+				case p.thought:
+					// A thought summary: only its signature matters to Gemini.
+					if p.signature != "" && opts.OnSignature != nil && role == "assistant" {
+						opts.OnSignature(TextSignatureKey(anthropic.Unquote(p.text)), p.signature)
+					}
+				case p.code != nil:
+					flushText()
+					block()
+					out = append(out, `{"type":"text","text":`...)
+					out = append(out, anthropic.Quote(string(p.code))...)
+					out = append(out, '}')
 				}
-			case p.response != nil:
-				flushText()
-				id := ids[ci][pi]
-				if id == "" {
-					return nil, badRequest(param(".functionResponse"), "functionResponse %q answers no functionCall of the previous model turn", p.response.name)
-				}
-				block()
-				out, err = appendToolResult(out, id, p.response)
-				if err != nil {
-					return nil, badRequest(param(".functionResponse.response"), "%v", err)
-				}
-			case p.media != nil:
-				flushText()
-				field := ".inlineData.mimeType"
-				if p.media.data == nil {
-					field = ".fileData.mimeType"
-				}
-				kind, err := mediaKind(p.media.mime, p.media.data != nil)
-				if err != nil {
-					return nil, badRequest(param(field), "%v", err)
-				}
-				block()
-				out = append(out, `{"type":"`...)
-				out = append(out, kind...)
-				if p.media.data != nil {
-					out = append(out, `","source":{"type":"base64","media_type":`...)
-					out = append(out, anthropic.Quote(p.media.mime)...)
-					out = append(out, `,"data":`...)
-					out = append(out, p.media.data...)
-				} else {
-					out = append(out, `","source":{"type":"url","url":`...)
-					out = append(out, anthropic.Quote(p.media.uri)...)
-				}
-				out = append(out, `}}`...)
-			case p.signature != "" && p.text != nil && !p.thought:
-				// An empty text part that only carries the signature of the
-				// text before it (how a streamed reply ends).
-				if len(texts) > 0 {
-					textSig = p.signature
-				}
-			case p.thought:
-				// A thought summary: only its signature matters to Gemini.
-				if p.signature != "" && opts.OnSignature != nil && role == "assistant" {
-					opts.OnSignature(TextSignatureKey(anthropic.Unquote(p.text)), p.signature)
-				}
-			case p.code != nil:
-				flushText()
-				block()
-				out = append(out, `{"type":"text","text":`...)
-				out = append(out, anthropic.Quote(string(p.code))...)
-				out = append(out, '}')
 			}
 		}
 		flushText()
