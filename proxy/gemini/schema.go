@@ -379,61 +379,127 @@ func schemaToJSONSchema(d FunctionDeclaration) (json.RawMessage, error) {
 // which Messages' structured outputs require (and which is what a Gemini
 // response schema means: only the declared properties).
 func openAPIToJSONSchema(raw json.RawMessage, closeObjects bool) (json.RawMessage, error) {
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, fmt.Errorf("schema is not valid JSON: %v", err)
-	}
-	if _, ok := v.(map[string]any); !ok {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
 		return nil, fmt.Errorf("schema must be a JSON object")
 	}
-	return json.Marshal(toJSONSchema(v, closeObjects))
+	var in openAPISchema
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return nil, fmt.Errorf("schema is not valid: %v", err)
+	}
+	return json.Marshal(in.jsonSchema(closeObjects))
 }
 
-func toJSONSchema(v any, closeObjects bool) any {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return v
+// openAPISchema is Gemini's Schema object (the fields listed above),
+// decoded into types: a request's tool list is read on every request, and a
+// typed decode costs a fraction of a generic one.
+type openAPISchema struct {
+	Type             string                    `json:"type"`
+	Format           string                    `json:"format"`
+	Title            string                    `json:"title"`
+	Description      string                    `json:"description"`
+	Nullable         bool                      `json:"nullable"`
+	Enum             []string                  `json:"enum"`
+	MaxItems         *protoInt                 `json:"maxItems"`
+	MinItems         *protoInt                 `json:"minItems"`
+	MaxProperties    *protoInt                 `json:"maxProperties"`
+	MinProperties    *protoInt                 `json:"minProperties"`
+	MaxLength        *protoInt                 `json:"maxLength"`
+	MinLength        *protoInt                 `json:"minLength"`
+	Minimum          *float64                  `json:"minimum"`
+	Maximum          *float64                  `json:"maximum"`
+	Pattern          string                    `json:"pattern"`
+	Example          json.RawMessage           `json:"example"`
+	Default          json.RawMessage           `json:"default"`
+	Properties       map[string]*openAPISchema `json:"properties"`
+	Required         []string                  `json:"required"`
+	Items            *openAPISchema            `json:"items"`
+	AnyOf            []*openAPISchema          `json:"anyOf"`
+	PropertyOrdering []string                  `json:"propertyOrdering"`
+}
+
+// protoInt is an int64 field of a proto message in JSON: a number, or a
+// decimal string.
+type protoInt int64
+
+func (n *protoInt) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		b = []byte(s)
 	}
-	out := make(map[string]any, len(m))
-	for k, x := range m {
-		switch k {
-		case "type":
-			if s, ok := x.(string); ok {
-				out[k] = strings.ToLower(s)
-			}
-		case "properties":
-			if ps, ok := x.(map[string]any); ok {
-				np := make(map[string]any, len(ps))
-				for name, p := range ps {
-					np[name] = toJSONSchema(p, closeObjects)
-				}
-				out[k] = np
-			}
-		case "items":
-			out[k] = toJSONSchema(x, closeObjects)
-		case "anyOf":
-			if xs, ok := x.([]any); ok {
-				alts := make([]any, len(xs))
-				for i, a := range xs {
-					alts[i] = toJSONSchema(a, closeObjects)
-				}
-				out[k] = alts
-			}
-		case "nullable", "propertyOrdering":
-		case "format":
-			if x != "enum" {
-				out[k] = x
-			}
-		default:
-			out[k] = x
+	var v int64
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*n = protoInt(v)
+	return nil
+}
+
+// jsonSchema is the JSON Schema an openAPISchema means.
+type jsonSchema struct {
+	Type                 any                    `json:"type,omitempty"` // a name, or [name, "null"]
+	Format               string                 `json:"format,omitempty"`
+	Title                string                 `json:"title,omitempty"`
+	Description          string                 `json:"description,omitempty"`
+	Enum                 []string               `json:"enum,omitempty"`
+	MaxItems             *protoInt              `json:"maxItems,omitempty"`
+	MinItems             *protoInt              `json:"minItems,omitempty"`
+	MaxProperties        *protoInt              `json:"maxProperties,omitempty"`
+	MinProperties        *protoInt              `json:"minProperties,omitempty"`
+	MaxLength            *protoInt              `json:"maxLength,omitempty"`
+	MinLength            *protoInt              `json:"minLength,omitempty"`
+	Minimum              *float64               `json:"minimum,omitempty"`
+	Maximum              *float64               `json:"maximum,omitempty"`
+	Pattern              string                 `json:"pattern,omitempty"`
+	Example              json.RawMessage        `json:"example,omitempty"`
+	Default              json.RawMessage        `json:"default,omitempty"`
+	Properties           map[string]*jsonSchema `json:"properties,omitempty"`
+	Required             []string               `json:"required,omitempty"`
+	Items                *jsonSchema            `json:"items,omitempty"`
+	AnyOf                []*jsonSchema          `json:"anyOf,omitempty"`
+	AdditionalProperties *bool                  `json:"additionalProperties,omitempty"`
+}
+
+// jsonSchema maps the Schema to JSON Schema: lower-case types, nullable as a
+// "null" type; propertyOrdering and the "enum" format have no counterpart.
+// closeObjects adds "additionalProperties": false to every object, which
+// Messages' structured outputs require (and which is what a Gemini response
+// schema means: only the declared properties).
+func (s *openAPISchema) jsonSchema(closeObjects bool) *jsonSchema {
+	if s == nil {
+		return nil
+	}
+	out := &jsonSchema{
+		Title: s.Title, Description: s.Description, Enum: s.Enum,
+		MaxItems: s.MaxItems, MinItems: s.MinItems, MaxProperties: s.MaxProperties, MinProperties: s.MinProperties,
+		MaxLength: s.MaxLength, MinLength: s.MinLength, Minimum: s.Minimum, Maximum: s.Maximum,
+		Pattern: s.Pattern, Example: s.Example, Default: s.Default, Required: s.Required,
+		Items: s.Items.jsonSchema(closeObjects),
+	}
+	if s.Format != "enum" {
+		out.Format = s.Format
+	}
+	if len(s.Properties) > 0 {
+		out.Properties = make(map[string]*jsonSchema, len(s.Properties))
+		for name, p := range s.Properties {
+			out.Properties[name] = p.jsonSchema(closeObjects)
 		}
 	}
-	if t, _ := out["type"].(string); closeObjects && t == "object" {
-		out["additionalProperties"] = false
+	for _, a := range s.AnyOf {
+		out.AnyOf = append(out.AnyOf, a.jsonSchema(closeObjects))
 	}
-	if n, _ := m["nullable"].(bool); n {
-		if t, ok := out["type"].(string); ok {
-			out["type"] = []any{t, "null"}
+	if s.Type != "" {
+		t := strings.ToLower(s.Type)
+		out.Type = t
+		if s.Nullable {
+			out.Type = []string{t, "null"}
+		}
+		if closeObjects && t == "object" {
+			closed := false
+			out.AdditionalProperties = &closed
 		}
 	}
 	return out
