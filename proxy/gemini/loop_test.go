@@ -136,10 +136,11 @@ type loopReply struct {
 
 // TestToolLoopKeepsSignaturesWhenClientDropsThem runs a 10-round
 // function-calling loop of an Anthropic client against the strict Gemini
-// upstream, the rounds taking turns at non-stream, SSE and array streams. The client drops every thinking block
-// (and so every signature) from the history it sends back; the signatures
-// reported by the reply translation and restored by RequestFromAnthropic must
-// keep the upstream from ever answering 400.
+// upstream, the rounds taking turns at non-stream, SSE and array streams.
+// The client sends back no Gemini signature: it drops the thinking blocks of
+// half its turns and keeps the others as it got them (unsigned). The
+// signatures reported by the reply translation and restored by
+// RequestFromAnthropic must keep the upstream from ever answering 400.
 func TestToolLoopKeepsSignaturesWhenClientDropsThem(t *testing.T) {
 	up := proxytest.NewGeminiUpstream()
 	defer up.Close()
@@ -180,7 +181,10 @@ func TestToolLoopKeepsSignaturesWhenClientDropsThem(t *testing.T) {
 			json.Unmarshal(b, &blk) //nolint:errcheck // the reply was parsed above
 			switch blk.Type {
 			case "thinking":
-				sawThinking = true // the client drops it
+				sawThinking = true
+				if i%2 == 1 { // some clients send thinking back as they got it, others drop it
+					kept = append(kept, b)
+				}
 			case "tool_use":
 				kept = append(kept, b)
 				results = append(results, fmt.Sprintf(`{"type":"tool_result","tool_use_id":%q,"content":"output %d"}`, blk.ID, i))
@@ -196,6 +200,12 @@ func TestToolLoopKeepsSignaturesWhenClientDropsThem(t *testing.T) {
 	}
 	if n := up.Rejected(); n != 0 {
 		t.Fatalf("upstream rejected %d requests; want 0", n)
+	}
+
+	for i, r := range up.Requests() {
+		if bytes.Contains(r.Body, []byte("Let me use a tool.")) {
+			t.Errorf("request %d carried thinking back to Gemini", i)
+		}
 	}
 
 	// Every function call of the last request went back with the very

@@ -268,3 +268,37 @@ func TestCountTokensAndModels(t *testing.T) {
 		}
 	}
 }
+
+// Each Messages event that carries content becomes its Gemini frame during
+// its own Event call.
+func TestStreamFromAnthropicWritesPerEvent(t *testing.T) {
+	for _, sseForm := range []bool{true, false} {
+		tr := gemini.NewStreamFromAnthropic(gemini.ReplyOptions{SSE: sseForm})
+		frames := 0
+		write := func([]byte) error { frames++; return nil }
+		steps := []struct {
+			name, data string
+			frames     int // frames written so far
+		}{
+			{"message_start", `{"type":"message_start","message":{"id":"msg_1","model":"c","usage":{"input_tokens":3}}}`, 0},
+			{"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`, 0},
+			{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"}}`, 1},
+			{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"b"}}`, 2},
+			{"content_block_stop", `{"type":"content_block_stop","index":0}`, 2},
+			{"content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t","name":"f","input":{}}}`, 2},
+			{"content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"x\":"}}`, 2},
+			{"content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"1}"}}`, 2},
+			{"content_block_stop", `{"type":"content_block_stop","index":1}`, 3},
+			{"message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":4}}`, 3},
+			{"message_stop", `{"type":"message_stop"}`, 4},
+		}
+		for i, s := range steps {
+			if err := tr.Event(s.name, []byte(s.data), write); err != nil {
+				t.Fatal(err)
+			}
+			if frames != s.frames {
+				t.Errorf("sse=%v: after event %d (%s) %d frames; want %d", sseForm, i, s.name, frames, s.frames)
+			}
+		}
+	}
+}
