@@ -134,7 +134,7 @@ type loopReply struct {
 	Content    []json.RawMessage `json:"content"`
 }
 
-// TestToolLoopKeepsSignaturesWhenClientDropsThem runs a 10-round
+// TestToolLoopKeepsSignaturesWhenClientDropsThem runs a 30-round
 // function-calling loop of an Anthropic client against the strict Gemini
 // upstream, the rounds taking turns at non-stream, SSE and array streams.
 // The client sends back no Gemini signature: it drops the thinking blocks of
@@ -147,7 +147,7 @@ func TestToolLoopKeepsSignaturesWhenClientDropsThem(t *testing.T) {
 	c := &loopClient{t: t, up: up, cache: sigcache.New(sigcache.Options{}), session: "s1",
 		messages: []json.RawMessage{json.RawMessage(`{"role":"user","content":"List the repository and read the README."}`)}}
 
-	const rounds = 10
+	const rounds = 30
 	for i := 0; i < rounds; i++ {
 		up.Enqueue(proxytest.GeminiCalls(proxytest.GeminiCall("Bash", map[string]any{"command": fmt.Sprintf("ls step%d", i)})))
 	}
