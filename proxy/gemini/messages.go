@@ -2,25 +2,23 @@ package gemini
 
 import "encoding/json"
 
-// The Anthropic Messages shapes this package reads and writes. proxy/anthropic
-// keeps raw bytes for byte-faithful rewrites inside one protocol; a
-// translation rebuilds every message anyway, so plain structs are simpler
-// and fast enough here.
+// The Anthropic Messages shapes this package decodes and encodes as structs:
+// a request's settings and tools, and a reply. A request's messages, which
+// make up nearly all of its bytes, go through raw spans instead (raw.go).
 
+// aRequest is a Messages request without its system and messages.
 type aRequest struct {
-	Model         string          `json:"model"`
-	MaxTokens     int             `json:"max_tokens"`
-	System        json.RawMessage `json:"system,omitempty"` // string or text blocks
-	Messages      []aMessage      `json:"messages"`
-	Tools         []aTool         `json:"tools,omitempty"`
-	ToolChoice    *aToolChoice    `json:"tool_choice,omitempty"`
-	Temperature   *float64        `json:"temperature,omitempty"`
-	TopP          *float64        `json:"top_p,omitempty"`
-	TopK          *int            `json:"top_k,omitempty"`
-	StopSequences []string        `json:"stop_sequences,omitempty"`
-	Stream        bool            `json:"stream,omitempty"`
-	Thinking      *aThinking      `json:"thinking,omitempty"`
-	OutputConfig  *aOutputConfig  `json:"output_config,omitempty"`
+	Model         string         `json:"model"`
+	MaxTokens     int            `json:"max_tokens"`
+	Tools         []aTool        `json:"tools,omitempty"`
+	ToolChoice    *aToolChoice   `json:"tool_choice,omitempty"`
+	Temperature   *float64       `json:"temperature,omitempty"`
+	TopP          *float64       `json:"top_p,omitempty"`
+	TopK          *int           `json:"top_k,omitempty"`
+	StopSequences []string       `json:"stop_sequences,omitempty"`
+	Stream        bool           `json:"stream,omitempty"`
+	Thinking      *aThinking     `json:"thinking,omitempty"`
+	OutputConfig  *aOutputConfig `json:"output_config,omitempty"`
 }
 
 // aRequestTail is the small end of a Messages request that
@@ -37,31 +35,18 @@ type aRequestTail struct {
 	OutputConfig  *aOutputConfig `json:"output_config,omitempty"`
 }
 
-type aMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"` // string or blocks
-}
-
 // aBlock is any content block; fields unused by its type stay empty.
 type aBlock struct {
 	Type      string          `json:"type"`
 	Text      string          `json:"text,omitempty"`
 	Thinking  *string         `json:"thinking,omitempty"`
 	Signature *string         `json:"signature,omitempty"`
-	Source    *aSource        `json:"source,omitempty"`
 	ID        string          `json:"id,omitempty"`
 	Name      string          `json:"name,omitempty"`
 	Input     json.RawMessage `json:"input,omitempty"`
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	Content   json.RawMessage `json:"content,omitempty"` // tool_result: string or blocks
 	IsError   bool            `json:"is_error,omitempty"`
-}
-
-type aSource struct {
-	Type      string `json:"type"` // base64, url, text
-	MediaType string `json:"media_type,omitempty"`
-	Data      string `json:"data,omitempty"`
-	URL       string `json:"url,omitempty"`
 }
 
 type aTool struct {
@@ -107,25 +92,4 @@ type aUsage struct {
 	OutputTokens             int `json:"output_tokens"`
 	CacheCreationInputTokens int `json:"cache_creation_input_tokens,omitempty"`
 	CacheReadInputTokens     int `json:"cache_read_input_tokens,omitempty"`
-}
-
-// blocksOf decodes a content that is a string or an array of blocks; a
-// string becomes one text block (none when empty).
-func blocksOf(raw json.RawMessage) ([]aBlock, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, err
-		}
-		if s == "" {
-			return nil, nil
-		}
-		return []aBlock{{Type: "text", Text: s}}, nil
-	}
-	var bs []aBlock
-	err := json.Unmarshal(raw, &bs)
-	return bs, err
 }
