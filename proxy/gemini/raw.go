@@ -239,27 +239,45 @@ func isRawObject(raw []byte) bool {
 // whose structure it already walked: a control character (a raw byte below
 // 0x20 inside a string, or outside one other than whitespace) or a bad
 // escape. Text is copied into the translation as it came, so without this
-// check invalid input could become invalid output. Eight bytes at a time
-// while nothing needs a look, since a body is mostly long strings.
+// check invalid input could become invalid output. Inside strings it reads
+// eight bytes at a time and jumps from one quote, backslash or control byte
+// to the next, since a body is mostly long strings.
 func checkText(b []byte) error {
 	const (
 		ones = 0x0101010101010101
 		high = 0x8080808080808080
+		// The bytes that may follow a backslash (other than u), as bit sets
+		// over 0–63 and 64–127.
+		escLo = 1<<'"' | 1<<'/'
+		escHi = 1<<('\\'-64) | 1<<('b'-64) | 1<<('f'-64) | 1<<('n'-64) | 1<<('r'-64) | 1<<('t'-64)
 	)
 	in := false
 	for i := 0; i < len(b); {
-		if in && i+8 <= len(b) {
-			x := binary.LittleEndian.Uint64(b[i:])
-			q := x ^ (ones * '"')
-			s := x ^ (ones * '\\')
-			// A byte is interesting when it is below 0x20, a quote or a
-			// backslash; bytes >= 0x80 never set the high bit here.
-			m := ((x - ones*0x20) | (q - ones) | (s - ones)) &^ x & high
-			if m == 0 {
-				i += 8
-				continue
+		if in {
+			for i+8 <= len(b) {
+				x := binary.LittleEndian.Uint64(b[i:])
+				q := x ^ (ones * '"')
+				s := x ^ (ones * '\\')
+				// Set for a byte below 0x20, a quote or a backslash; bytes
+				// >= 0x80 never set it, and the lowest hit is always a true one.
+				m := ((x - ones*0x20) | (q - ones) | (s - ones)) &^ x & high
+				if m == 0 {
+					i += 8
+					continue
+				}
+				i += bits.TrailingZeros64(m) >> 3
+				if b[i] != '\\' || i+1 >= len(b) {
+					break
+				}
+				if e := b[i+1]; e < 64 && escLo>>e&1 == 1 || e >= 64 && e < 128 && escHi>>(e-64)&1 == 1 {
+					i += 2 // a one-letter escape: on with the next word
+					continue
+				}
+				break
 			}
-			i += bits.TrailingZeros64(m) >> 3 // the lowest hit is a true one
+			if i >= len(b) {
+				break
+			}
 		}
 		c := b[i]
 		if !in {
