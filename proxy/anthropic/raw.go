@@ -125,6 +125,37 @@ func EachMember(obj []byte, fn func(key, val []byte) error) error {
 	return err
 }
 
+// WalkObject, WalkArray and SkipValue expose the scanner's walk for readers
+// of other wire formats (proxy/gemini) that must read a large body in one
+// pass: fn gets each member's key (quotes included) or each element's start
+// offset, and returns the end of the value, either by SkipValue or by
+// descending into it, so each byte is scanned once. Each returns the end of
+// what it walked.
+func WalkObject(b []byte, i int, fn func(key []byte, vi int) (int, error)) (int, error) {
+	return walkObject(b, i, fn)
+}
+
+// WalkArray: see WalkObject.
+func WalkArray(b []byte, i int, fn func(vi int) (int, error)) (int, error) {
+	return walkArray(b, i, fn)
+}
+
+// SkipValue returns the index just past the value that starts at b[i].
+func SkipValue(b []byte, i int) (int, error) { return skipValue(b, i) }
+
+// EachElement calls fn with the raw value of every element of the array arr,
+// in order; it stops at fn's first error and returns it, or a *SyntaxError.
+func EachElement(arr []byte, fn func(val []byte) error) error {
+	_, err := walkArray(arr, 0, func(vi int) (int, error) {
+		ve, err := skipValue(arr, vi)
+		if err != nil {
+			return 0, err
+		}
+		return ve, fn(arr[vi:ve])
+	})
+	return err
+}
+
 // MemberValue returns the raw value of obj's member name (the last one when
 // the key repeats, as decoders keep it), nil when absent or obj is malformed.
 func MemberValue(obj []byte, name string) []byte {
