@@ -630,18 +630,20 @@ async function pageSteps(page, uiURL, port, home) {
     await expectText(page, 'account-state', 'Available', 5000)
   })
 
-  await step('Settings: a 3000-token limit for e2e-*, L3 out of the way, no usage scaling', async () => {
+  await step('Settings: a 3000-token limit for e2e-*, L3 out of the way, no usage scaling, two allowed origins', async () => {
     await nav(page, 'settings')
     await page.getByTestId('limit-new-pattern').fill('e2e-*', { timeout: 5000 })
     await page.getByTestId('limit-new-tokens').fill('3000')
     await page.getByTestId('limit-add').click()
     await typeAndLeave(page.getByTestId(`input-${L3}`), '0.95')
     await page.getByTestId('input-proxy.experimental.enable_usage_scaling').uncheck()
+    await typeAndLeave(page.getByTestId('input-proxy.allowed_origins'), 'http://localhost:5173, https://chat.example.com')
     await page.getByTestId('settings-save').click()
     await page.getByTestId('settings-saved').waitFor({ timeout: 5000 })
     const v = await settingsJSON(page, uiURL)
     const x = v.settings.proxy
-    if (x.context_limits['e2e-*'] !== 3000 || x.experimental.context_compression_threshold_l3 !== 0.95 || x.experimental.enable_usage_scaling) {
+    if (x.context_limits['e2e-*'] !== 3000 || x.experimental.context_compression_threshold_l3 !== 0.95 || x.experimental.enable_usage_scaling ||
+      JSON.stringify(x.allowed_origins) !== '["http://localhost:5173","https://chat.example.com"]') {
       throw new Error(`stored settings: ${JSON.stringify(x)}`)
     }
   })
