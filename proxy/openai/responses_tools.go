@@ -11,7 +11,8 @@ import (
 
 // Tools, tool_choice and text.format of a Responses request, toward Messages.
 
-// responsesBuiltinTools names the Responses tool types only OpenAI can run.
+// responsesBuiltinTool reports whether a tool type is one only OpenAI can run
+// (anything but a function: web_search, file_search, custom, local_shell…).
 func responsesBuiltinTool(typ string) bool { return typ != "function" }
 
 // responsesToolsToAnthropic writes tools; built-in tools (web_search,
