@@ -262,3 +262,43 @@ func TestResponsesStreamToAnthropicTakesContentFromFinishedItems(t *testing.T) {
 		}
 	}
 }
+
+// Claude's redacted thinking reaches a Responses client as a finished
+// reasoning item carrying its data, and comes back as the same block.
+func TestResponsesRedactedThinkingMakesTheTrip(t *testing.T) {
+	from := NewResponsesStreamFromAnthropic(ResponsesReplyOptions{})
+	var out strings.Builder
+	write := func(f []byte) error { out.Write(f); return nil }
+	for _, ev := range []struct{ name, data string }{
+		{"message_start", `{"type":"message_start","message":{"id":"msg_r","model":"m","usage":{}}}`},
+		{"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"redacted_thinking","data":"EmwKAhgBopaque"}}`},
+		{"content_block_stop", `{"type":"content_block_stop","index":0}`},
+		{"message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":1}}`},
+		{"message_stop", `{"type":"message_stop"}`},
+	} {
+		if err := from.Event(ev.name, []byte(ev.data), write); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var item json.RawMessage
+	for _, ev := range readSSE(t, []byte(out.String())) {
+		if ev.Name == "response.output_item.done" {
+			var d struct{ Item json.RawMessage }
+			if err := json.Unmarshal(ev.Data, &d); err != nil {
+				t.Fatal(err)
+			}
+			item = d.Item
+		}
+	}
+	if !strings.Contains(string(item), `"encrypted_content":"anthropic-redacted:EmwKAhgBopaque"`) {
+		t.Fatalf("reasoning item = %s", item)
+	}
+	next := `{"model":"claude-sonnet-4-5","input":[{"role":"user","content":"q"},` + string(item) + `,{"role":"user","content":"more"}]}`
+	req, err := ResponsesRequestToAnthropic([]byte(next), ResponsesRequestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(req), `{"role":"assistant","content":[{"type":"redacted_thinking","data":"EmwKAhgBopaque"}]}`) {
+		t.Errorf("request back to Anthropic = %s", req)
+	}
+}
