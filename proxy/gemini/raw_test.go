@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"longhaul/proxy/anthropic"
 )
 
 // checkText agrees with encoding/json on the strings the scanner lets
@@ -30,5 +32,28 @@ func BenchmarkCheckText800KB(b *testing.B) {
 		if err := checkText(body); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// is_error is read around a tool_result's content, never inside it.
+func TestIsErrorAroundContent(t *testing.T) {
+	for raw, want := range map[string]bool{
+		`{"type":"tool_result","tool_use_id":"t","content":"x","is_error":true}`:                          true,
+		`{"type":"tool_result","is_error":true,"tool_use_id":"t","content":[{"type":"text","text":"x"}]}`: true,
+		`{"type":"tool_result","tool_use_id":"t","content":"{\"is_error\":true}"}`:                        false,
+		`{"type":"tool_result","tool_use_id":"t","content":"x","is_error":false}`:                         false,
+	} {
+		blocks, err := anthropic.ParseBlocks([]byte("[" + raw + "]"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := blocks[0]
+		got := string(anthropic.MemberValue(outside(b.Raw(), b.Content()), "is_error")) == "true"
+		if got != want {
+			t.Errorf("is_error of %s = %v; want %v", raw, got, want)
+		}
+	}
+	if got := outside([]byte(`{"a":1}`), []byte(`1`)); string(got) != `{"a":1}` {
+		t.Errorf("outside with a foreign slice = %s; want the object unchanged", got)
 	}
 }

@@ -486,10 +486,9 @@ func appendMedia(out []byte, blockType string, source []byte) ([]byte, error) {
 // ({"error": …} for an error result); images in the result follow as parts
 // of their own (returned, to be written after it).
 func appendFunctionResponse(out []byte, id string, name []byte, b anthropic.Block, texts [][]byte) ([]byte, [][]byte, error) {
-	// The cheap byte search first: a tool_result's content can be large.
-	isError := bytes.Contains(b.Raw(), []byte(`"is_error"`)) && string(anthropic.MemberValue(b.Raw(), "is_error")) == "true"
-	var media [][]byte
 	content := b.Content()
+	isError := string(anthropic.MemberValue(outside(b.Raw(), content), "is_error")) == "true"
+	var media [][]byte
 	var text []byte // raw JSON string
 	switch {
 	case len(content) == 0 || string(content) == "null":
@@ -543,4 +542,24 @@ func appendFunctionResponse(out []byte, id string, name []byte, b anthropic.Bloc
 func isJSONObjectText(raw []byte) bool {
 	s := anthropic.Unquote(raw)
 	return json.Valid([]byte(s)) && isRawObject([]byte(s))
+}
+
+// outside returns obj without the span of one of its member values (a
+// sub-slice of obj), as an object of the other members: a tool_result's
+// content can be most of a request, and is_error is looked up around it.
+// obj itself when part is not inside it.
+func outside(obj, part []byte) []byte {
+	if len(part) == 0 {
+		return obj
+	}
+	// Sub-slices share obj's array, so their capacities give the offset.
+	start := cap(obj) - cap(part)
+	end := start + len(part)
+	if start < 0 || end > len(obj) || &obj[start] != &part[0] {
+		return obj
+	}
+	out := make([]byte, 0, len(obj)-len(part)+4)
+	out = append(out, obj[:start]...)
+	out = append(out, "null"...)
+	return append(out, obj[end:]...)
 }
