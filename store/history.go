@@ -179,12 +179,15 @@ func (st *Store) WriteExchanges(ctx context.Context, batch []Exchange) error {
 	if len(batch) == 0 {
 		return nil
 	}
+	// One batch at a time uses the body memory (the writer goroutine and a final flush).
+	st.bodies.mu.Lock()
+	defer st.bodies.mu.Unlock()
 	tx, err := st.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("write exchanges: %w", err)
 	}
 	defer st.rollback(tx)
-	w, err := prepareWriter(ctx, tx)
+	w, err := prepareWriter(ctx, tx, st.bodies)
 	if err != nil {
 		return fmt.Errorf("write exchanges: %w", err)
 	}
@@ -197,15 +200,21 @@ func (st *Store) WriteExchanges(ctx context.Context, batch []Exchange) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("write exchanges: commit: %w", err)
 	}
+	w.chunks.commit()
 	return nil
 }
 
 type exchangeWriter struct {
 	upsert, attempt, step, body *sql.Stmt
+	chunks                      *bodyWriter
 }
 
-func prepareWriter(ctx context.Context, tx *sql.Tx) (*exchangeWriter, error) {
-	w := &exchangeWriter{}
+func prepareWriter(ctx context.Context, tx *sql.Tx, mem *bodyMemory) (*exchangeWriter, error) {
+	chunks, err := newBodyWriter(ctx, tx, mem)
+	if err != nil {
+		return nil, err
+	}
+	w := &exchangeWriter{chunks: chunks}
 	for _, p := range []struct {
 		dst  **sql.Stmt
 		text string
@@ -232,6 +241,7 @@ func (w *exchangeWriter) close() {
 			s.Close() //nolint:errcheck // closing a prepared statement of a finished tx
 		}
 	}
+	w.chunks.close()
 }
 
 func (w *exchangeWriter) write(ctx context.Context, e Exchange) error {
@@ -276,13 +286,21 @@ func (w *exchangeWriter) write(ctx context.Context, e Exchange) error {
 	if !hasBodies {
 		return nil
 	}
+	// The row first: body_parts rows refer to it.
+	if _, err := w.body.ExecContext(ctx, seq, nil, nil, nil); err != nil {
+		return fmt.Errorf("bodies: %w", err)
+	}
 	var blobs [3][]byte
 	for i, text := range []string{e.Bodies.Request, e.Bodies.Forwarded, e.Bodies.Reply} {
 		if text == "" {
 			continue
 		}
-		if blobs[i], err = compress(Redact([]byte(text))); err != nil {
-			return fmt.Errorf("compress body: %w", err)
+		session := e.SessionID
+		if i == 2 {
+			session = "" // a reply does not repeat the previous one
+		}
+		if blobs[i], err = w.chunks.put(ctx, seq, i, session, Redact([]byte(text))); err != nil {
+			return fmt.Errorf("body: %w", err)
 		}
 	}
 	if _, err := w.body.ExecContext(ctx, seq, blobs[0], blobs[1], blobs[2]); err != nil {

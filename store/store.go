@@ -34,7 +34,8 @@ type Store struct {
 	// Logger receives warnings such as ignored corrupt settings. If nil, slog.Default() is used.
 	Logger *slog.Logger
 
-	db *sql.DB
+	db     *sql.DB
+	bodies *bodyMemory // what the history writer remembers of recent bodies (store/bodies.go)
 }
 
 // Open opens (creating if needed) the database at path and brings its schema up to date.
@@ -51,7 +52,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	st := &Store{Now: time.Now, db: db}
+	st := &Store{Now: time.Now, db: db, bodies: newBodyMemory()}
 	if err := st.migrate(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("open store: %w", err), db.Close())
 	}

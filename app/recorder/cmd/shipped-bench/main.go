@@ -223,7 +223,9 @@ func measureLatency(up *proxytest.Upstream, w *workload, base string, l load) (f
 
 // measure runs one round of the load against p.
 func measure(up *proxytest.Upstream, w *workload, p *process, l load, heapProfile bool) (figures, error) {
-	cpu0, err := procCPU(p.pid())
+	// History is written after the reply, so the CPU window opens and closes on a quiet
+	// process: it holds the whole cost of the large requests, wherever it was spent.
+	cpu0, err := quiesce(p.pid())
 	if err != nil {
 		return figures{}, err
 	}
@@ -231,7 +233,7 @@ func measure(up *proxytest.Upstream, w *workload, p *process, l load, heapProfil
 	if err != nil {
 		return f, err
 	}
-	cpu1, err := procCPU(p.pid())
+	cpu1, err := quiesce(p.pid())
 	if err != nil {
 		return f, err
 	}
@@ -264,4 +266,28 @@ func measure(up *proxytest.Upstream, w *workload, p *process, l load, heapProfil
 		return f, err
 	}
 	return f, nil
+}
+
+// quiesce waits until the process has used no CPU for half a second (at most 30 s) and
+// returns its CPU time then.
+func quiesce(pid int) (time.Duration, error) {
+	last, err := procCPU(pid)
+	if err != nil {
+		return 0, err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for still := 0; still < 2 && time.Now().Before(deadline); {
+		time.Sleep(250 * time.Millisecond)
+		now, err := procCPU(pid)
+		if err != nil {
+			return 0, err
+		}
+		if now == last {
+			still++
+		} else {
+			still = 0
+		}
+		last = now
+	}
+	return last, nil
 }
