@@ -153,7 +153,7 @@ func newBodyWriter(ctx context.Context, tx *sql.Tx, mem *bodyMemory) (*bodyWrite
 		{&w.lookup, `SELECT id FROM body_chunks WHERE hash = ?`},
 		{&w.insert, `INSERT INTO body_chunks (hash, size, data) VALUES (?, ?, ?) RETURNING id`},
 		{&w.part, `INSERT INTO body_parts (exchange_seq, part, n, chunk_id) VALUES (?, ?, ?, ?)`},
-		{&w.clear, `DELETE FROM body_parts WHERE exchange_seq = ?`},
+		{&w.clear, `DELETE FROM body_parts WHERE exchange_seq = ? AND part = ?`},
 	} {
 		stmt, err := tx.PrepareContext(ctx, p.text)
 		if err != nil {
@@ -235,7 +235,7 @@ func (w *bodyWriter) put(ctx context.Context, seq int64, part int, session strin
 		chunks = append(chunks, c)
 		start = end
 	}
-	if _, err := w.clear.ExecContext(ctx, seq); err != nil {
+	if _, err := w.clear.ExecContext(ctx, seq, part); err != nil {
 		return nil, fmt.Errorf("body parts: %w", err)
 	}
 	for n, c := range chunks {
