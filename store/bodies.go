@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -92,6 +93,7 @@ type bodyMemory struct {
 type lastBody struct {
 	data   []byte // redacted; never modified once remembered
 	chunks []chunkRef
+	clean  bool // redaction masked nothing: data is also the body as received
 }
 
 // Bounds of bodyMemory: the previous bodies of the most recent sessions (a few hold megabytes)
@@ -191,12 +193,13 @@ func (w *bodyWriter) checkGeneration(ctx context.Context) error {
 	return nil
 }
 
-// put stores one part (0 request, 1 forwarded, 2 reply) of exchange seq and returns what its
-// exchange_bodies column holds. session names the body's sequence (a session's requests) for
-// the prefix shortcut; "" has none.
-func (w *bodyWriter) put(ctx context.Context, seq int64, part int, session string, body []byte) ([]byte, error) {
-	if len(body) < minChunked {
-		return compress(body)
+// put redacts and stores one part (0 request, 1 forwarded, 2 reply) of exchange seq and
+// returns what its exchange_bodies column holds. raw is the body as received; put may keep
+// it, so the caller must not modify it afterwards. session names the body's sequence (a
+// session's requests) for the prefix shortcut; "" has none.
+func (w *bodyWriter) put(ctx context.Context, seq int64, part int, session string, raw []byte) ([]byte, error) {
+	if len(raw) < minChunked {
+		return compress(Redact(raw))
 	}
 	if err := w.checkGeneration(ctx); err != nil {
 		return nil, err
@@ -209,6 +212,7 @@ func (w *bodyWriter) put(ctx context.Context, seq int64, part int, session strin
 			prev = w.mem.sessions[key]
 		}
 	}
+	body, clean := redactNew(prev, raw)
 	chunks := make([]chunkRef, 0, len(body)/(chunkMin+1<<chunkBits)+2)
 	start := 0
 	if prev != nil {
@@ -247,7 +251,7 @@ func (w *bodyWriter) put(ctx context.Context, seq int64, part int, session strin
 		if _, ok := w.sessions[key]; !ok {
 			w.order = append(w.order, key)
 		}
-		w.sessions[key] = &lastBody{data: body, chunks: chunks}
+		w.sessions[key] = &lastBody{data: body, chunks: chunks, clean: clean}
 	}
 	col := binary.AppendUvarint([]byte{bodyChunked}, uint64(len(body)))
 	return binary.AppendUvarint(col, uint64(len(chunks))), nil
@@ -285,6 +289,26 @@ func (w *bodyWriter) commit() {
 	for _, key := range w.order {
 		w.mem.remember(key, w.sessions[key])
 	}
+}
+
+// redactNew is Redact(raw), scanning only what raw does not share with the previous body of
+// its session when that one had nothing to mask — redaction was the writer's largest cost,
+// and it was spent on the same bytes again each turn. The shared part is cut after a byte
+// none of redact.go's patterns contains ('{', '}', '[', ']', ','), so no secret can span the
+// cut and redacting the two sides apart equals redacting the whole;
+// TestRedactSplitAtStructuralBytes keeps that true as redact.go evolves. clean reports that
+// nothing was masked (the result is raw itself).
+func redactNew(prev *lastBody, raw []byte) (body []byte, clean bool) {
+	cut := 0
+	if prev != nil && prev.clean {
+		cut = bytes.LastIndexAny(raw[:commonPrefix(prev.data, raw)], "{}[],") + 1
+	}
+	tail := raw[cut:]
+	r := Redact(tail)
+	if len(r) == len(tail) && (len(r) == 0 || &r[0] == &tail[0]) {
+		return raw, true
+	}
+	return append(append(make([]byte, 0, cut+len(r)), raw[:cut]...), r...), false
 }
 
 func commonPrefix(a, b []byte) int {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -256,5 +257,74 @@ func TestChunkBoundariesFollowContent(t *testing.T) {
 	}
 	if shared < len(a)-3 {
 		t.Errorf("after a 20-byte insertion %d of %d chunks are unchanged; want all but the ones around it", shared, len(a))
+	}
+}
+
+// TestRedactSplitAtStructuralBytes is what redactNew relies on: cut after '{', '}', '[', ']'
+// or ',', a text redacts to the same bytes whole or in two parts, because no pattern of
+// redact.go spans such a byte. It plants every kind of secret around such bytes.
+func TestRedactSplitAtStructuralBytes(t *testing.T) {
+	texts := []string{
+		`{"x-api-key":"sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAAAAAA-wxyz"},{"k":"AIzaSyBBBBBBBBBBBBBBBBBBBBBBBBBBB"}`,
+		`[{"authorization":"Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig"},"api_key=CCCCCCCCCCCCCCCCCC",{"apikey": "DDDDDDDDDDDDDDDD"}]`,
+		`{"text":"sk-proj-EEEEEEEEEEEEEEEEEEEE,sk-ant-FFFFFFFFFFFFFFFFFFFF]Bearer GGGGGGGGGGGGGGGGGGGG}api-key:HHHHHHHHHHHHHHHH"}`,
+		`{"a":"task-1234567890123456","b":"bearers,api-keys[sk-short]"}`,
+	}
+	for _, text := range texts {
+		whole := string(Redact([]byte(text)))
+		if whole == text && !strings.Contains(text, "task-") {
+			t.Fatalf("Redact(%q) masked nothing; the test needs secrets it masks", text)
+		}
+		for c := 1; c < len(text); c++ {
+			if !strings.ContainsRune("{}[],", rune(text[c-1])) {
+				continue
+			}
+			split := string(Redact([]byte(text[:c]))) + string(Redact([]byte(text[c:])))
+			if split != whole {
+				t.Errorf("Redact split after byte %d (%q) = %q; whole = %q", c, text[c-1], split, whole)
+			}
+		}
+	}
+}
+
+// TestSessionBodiesAreRedactedWhereTheyDiffer: the writer redacts only what a body does not
+// share with the previous one of its session; a key that arrives in the new part, even one
+// that starts in the shared bytes, and a key in the shared part of a body whose predecessor
+// had one, are masked in the store and never reach the file.
+func TestSessionBodiesAreRedactedWhereTheyDiffer(t *testing.T) {
+	st, path := openTemp(t)
+	ctx := context.Background()
+	base := growingSession(4)[3]
+	base = base[:len(base)-2] // open the messages array again
+	const key = "sk-ant-api03-SECRETsecretSECRETsecret-abcd"
+	bodies := []string{
+		base + `,{"role":"user","content":"token: sk-ant-"}]}`, // clean: "ant-" is too short to be a key
+		base + `,{"role":"user","content":"token: ` + key + `"}]}`,
+		base + `,{"role":"user","content":"token: ` + key + `"},{"role":"user","content":"again"}]}`,
+	}
+	for i, b := range bodies {
+		writeAll(t, st, sessionExchange(i, b))
+	}
+	for i := range bodies {
+		e, err := st.Exchange(ctx, fmt.Sprintf("lh_%06d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := string(Redact([]byte(bodies[i])))
+		if e.Bodies == nil || e.Bodies.Request != want {
+			t.Fatalf("body %d stored as %d bytes; want Redact of it (%d bytes)", i, len(e.Bodies.Request), len(want))
+		}
+		if i > 0 && strings.Contains(e.Bodies.Request, key) {
+			t.Errorf("body %d holds the planted key", i)
+		}
+	}
+	if err := st.releaseSpace(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, suffix := range []string{"", "-wal"} {
+		b, err := os.ReadFile(path + suffix)
+		if err == nil && bytes.Contains(b, []byte("SECRETsecret")) {
+			t.Errorf("%s holds the planted key", path+suffix)
+		}
 	}
 }

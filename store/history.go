@@ -299,7 +299,7 @@ func (w *exchangeWriter) write(ctx context.Context, e Exchange) error {
 		if i == 2 {
 			session = "" // a reply does not repeat the previous one
 		}
-		if blobs[i], err = w.chunks.put(ctx, seq, i, session, Redact([]byte(text))); err != nil {
+		if blobs[i], err = w.chunks.put(ctx, seq, i, session, []byte(text)); err != nil {
 			return fmt.Errorf("body: %w", err)
 		}
 	}
