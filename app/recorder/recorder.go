@@ -154,15 +154,21 @@ func (r *Recorder) Observe(ex proxy.Exchange) {
 		if r.bodyBytes.Add(n) > r.opts.QueueBytes {
 			r.bodyBytes.Add(-n)
 			r.bodiesDropped.Add(1)
-			p.RequestBody, p.ForwardedBody, p.ReplyBody = nil, nil, nil
+			p.ReleaseBodies()
 		} else {
 			q.bodyBytes = n
 		}
 	}
+	// The live view shows no bodies: its copy holds none, so only the writer's queue does.
+	lp := p
+	if q.bodyBytes > 0 {
+		c := p.WithoutBodies()
+		lp = &c
+	}
 	select {
 	case r.queue <- q:
 	default:
-		r.bodyBytes.Add(-q.bodyBytes)
+		r.release([]queued{q})
 		r.dropped.Add(1)
 	}
 	// The writer sleeps between ticks rather than waking for every record: two context
@@ -172,13 +178,6 @@ func (r *Recorder) Observe(ex proxy.Exchange) {
 		case r.kick <- struct{}{}:
 		default:
 		}
-	}
-	// The live view shows no bodies: a copy without them keeps the queue's bound true.
-	lp := p
-	if q.bodyBytes > 0 {
-		c := *p
-		c.RequestBody, c.ForwardedBody, c.ReplyBody = nil, nil, nil
-		lp = &c
 	}
 	select {
 	case r.live <- lp:
@@ -287,12 +286,13 @@ func (r *Recorder) Flush(ctx context.Context) error {
 	return nil
 }
 
-// release gives the body bytes of records the writer is done with back to the queue's budget
-// and returns how many they were.
+// release ends the proxy's loan of the bodies of records the writer is done with, gives
+// their bytes back to the queue's budget and returns how many they were.
 func (r *Recorder) release(done []queued) int64 {
 	var n int64
 	for _, q := range done {
 		n += q.bodyBytes
+		q.ex.ReleaseBodies()
 	}
 	r.bodyBytes.Add(-n)
 	return n
