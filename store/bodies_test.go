@@ -328,3 +328,22 @@ func TestSessionBodiesAreRedactedWhereTheyDiffer(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkWriteSessionTurn is the writer's cost for one turn of a long session: an 800 KB
+// request that repeats the previous one but for its last turn, with a small reply, in its own
+// batch (as the recorder writes under a steady stream of large requests).
+func BenchmarkWriteSessionTurn(b *testing.B) {
+	st, _ := openTemp(b)
+	bodies := growingSession(100)
+	for i := range 90 { // the session so far
+		writeAll(b, st, sessionExchange(i, bodies[i]))
+	}
+	next := 90
+	b.SetBytes(int64(len(bodies[99])))
+	b.ReportAllocs()
+	for b.Loop() {
+		// Turns 90–99 again and again: each differs from the previous one stored in its tail.
+		writeAll(b, st, sessionExchange(next, bodies[90+next%10]))
+		next++
+	}
+}

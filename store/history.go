@@ -182,6 +182,9 @@ func (st *Store) WriteExchanges(ctx context.Context, batch []Exchange) error {
 	// One batch at a time uses the body memory (the writer goroutine and a final flush).
 	st.bodies.mu.Lock()
 	defer st.bodies.mu.Unlock()
+	if err := st.bodies.prepare(ctx, st.db, writerStatements()); err != nil {
+		return fmt.Errorf("write exchanges: prepare: %w", err)
+	}
 	tx, err := st.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("write exchanges: %w", err)
@@ -204,6 +207,19 @@ func (st *Store) WriteExchanges(ctx context.Context, batch []Exchange) error {
 	return nil
 }
 
+const (
+	insertAttempt = `INSERT OR REPLACE INTO exchange_attempts (exchange_seq, n, account_id, account_name, status, error, start_ns, duration_ns) VALUES (?,?,?,?,?,?,?,?)`
+	insertStep    = `INSERT OR REPLACE INTO exchange_compaction (exchange_seq, n, layer, tokens_before, tokens_after, raw_before, raw_after, items, duration_ns, cache_hit) VALUES (?,?,?,?,?,?,?,?,?,?)`
+	upsertBodies  = `INSERT INTO exchange_bodies (exchange_seq, request, forwarded, reply) VALUES (?,?,?,?)
+			ON CONFLICT (exchange_seq) DO UPDATE SET request=excluded.request, forwarded=excluded.forwarded, reply=excluded.reply`
+)
+
+// writerStatements are every statement a batch write runs, prepared before its transaction
+// begins (bodyMemory.prepare).
+func writerStatements() []string {
+	return []string{upsertExchange, insertAttempt, insertStep, upsertBodies, lookupChunk, insertChunk}
+}
+
 type exchangeWriter struct {
 	upsert, attempt, step, body *sql.Stmt
 	chunks                      *bodyWriter
@@ -220,12 +236,11 @@ func prepareWriter(ctx context.Context, tx *sql.Tx, mem *bodyMemory) (*exchangeW
 		text string
 	}{
 		{&w.upsert, upsertExchange},
-		{&w.attempt, `INSERT OR REPLACE INTO exchange_attempts (exchange_seq, n, account_id, account_name, status, error, start_ns, duration_ns) VALUES (?,?,?,?,?,?,?,?)`},
-		{&w.step, `INSERT OR REPLACE INTO exchange_compaction (exchange_seq, n, layer, tokens_before, tokens_after, raw_before, raw_after, items, duration_ns, cache_hit) VALUES (?,?,?,?,?,?,?,?,?,?)`},
-		{&w.body, `INSERT INTO exchange_bodies (exchange_seq, request, forwarded, reply) VALUES (?,?,?,?)
-			ON CONFLICT (exchange_seq) DO UPDATE SET request=excluded.request, forwarded=excluded.forwarded, reply=excluded.reply`},
+		{&w.attempt, insertAttempt},
+		{&w.step, insertStep},
+		{&w.body, upsertBodies},
 	} {
-		stmt, err := tx.PrepareContext(ctx, p.text)
+		stmt, err := mem.prepared(ctx, tx, p.text)
 		if err != nil {
 			w.close()
 			return nil, fmt.Errorf("prepare: %w", err)
@@ -286,10 +301,6 @@ func (w *exchangeWriter) write(ctx context.Context, e Exchange) error {
 	if !hasBodies {
 		return nil
 	}
-	// The row first: body_parts rows refer to it.
-	if _, err := w.body.ExecContext(ctx, seq, nil, nil, nil); err != nil {
-		return fmt.Errorf("bodies: %w", err)
-	}
 	var blobs [3][]byte
 	for i, text := range []string{e.Bodies.Request, e.Bodies.Forwarded, e.Bodies.Reply} {
 		if text == "" {
@@ -299,7 +310,7 @@ func (w *exchangeWriter) write(ctx context.Context, e Exchange) error {
 		if i == 2 {
 			session = "" // a reply does not repeat the previous one
 		}
-		if blobs[i], err = w.chunks.put(ctx, seq, i, session, []byte(text)); err != nil {
+		if blobs[i], err = w.chunks.put(ctx, i, session, []byte(text)); err != nil {
 			return fmt.Errorf("body: %w", err)
 		}
 	}

@@ -249,7 +249,7 @@ func (st *Store) loadDetail(ctx context.Context, e *Exchange) error {
 	var b Bodies
 	for i, dst := range []*string{&b.Request, &b.Forwarded, &b.Reply} {
 		if len(blobs[i]) > 0 && blobs[i][0] == bodyChunked {
-			*dst, err = readChunked(ctx, st.db, e.Seq, i, blobs[i][1:])
+			*dst, err = readChunked(ctx, st.db, blobs[i][1:])
 		} else {
 			*dst, err = decompress(blobs[i])
 		}

@@ -61,7 +61,7 @@ type load struct {
 	streams, waves int           // concurrent 800 KB streams, waves of them
 }
 
-var fullLoad = load{large: 100, small: 300, c32: 2 * time.Second, streams: 64, waves: 2}
+var fullLoad = load{large: 200, small: 300, c32: 2 * time.Second, streams: 64, waves: 2}
 
 // figures are one round's measurements of one target.
 type figures struct {
@@ -199,26 +199,36 @@ func smallRequest() []byte {
 }
 
 func measureDirect(up *proxytest.Upstream, w *workload, l load) (figures, error) {
-	return measureLatency(up, w, up.URL, l)
+	var f figures
+	var err error
+	if f.large, err = measureLarge(up, w, up.URL, l); err != nil {
+		return f, err
+	}
+	f.small, err = measureSmall(up, w, up.URL, l)
+	return f, err
 }
 
-func measureLatency(up *proxytest.Upstream, w *workload, base string, l load) (figures, error) {
+// measureLarge returns the p50 round trip of l.large sequential 800 KB requests.
+func measureLarge(up *proxytest.Upstream, w *workload, base string, l load) (time.Duration, error) {
 	msg := proxytest.TextMessage(proxytest.DefaultModel, "Hello from the benchmark.")
 	up.SetDefault(proxytest.Reply{Message: msg})
 	c := newClient()
 	defer c.CloseIdleConnections()
-	var f figures
-	var err error
 	// Bodies are built before the clock starts, so the figure is the round trip alone.
 	larges := make([][]byte, l.large)
 	for i := range larges {
 		larges[i] = w.next(w.largeHead, w.largeTail)
 	}
-	if f.large, err = sequential(c, base, l.large, func(i int) []byte { return larges[i] }, len(msg.JSON())); err != nil {
-		return f, err
-	}
-	f.small, err = sequential(c, base, l.small, func(int) []byte { return w.small }, len(msg.JSON()))
-	return f, err
+	return sequential(c, base, l.large, func(i int) []byte { return larges[i] }, len(msg.JSON()))
+}
+
+// measureSmall returns the p50 round trip of l.small sequential ~1 KB requests.
+func measureSmall(up *proxytest.Upstream, w *workload, base string, l load) (time.Duration, error) {
+	msg := proxytest.TextMessage(proxytest.DefaultModel, "Hello from the benchmark.")
+	up.SetDefault(proxytest.Reply{Message: msg})
+	c := newClient()
+	defer c.CloseIdleConnections()
+	return sequential(c, base, l.small, func(int) []byte { return w.small }, len(msg.JSON()))
 }
 
 // measure runs one round of the load against p.
@@ -229,16 +239,18 @@ func measure(up *proxytest.Upstream, w *workload, p *process, l load, heapProfil
 	if err != nil {
 		return figures{}, err
 	}
-	f, err := measureLatency(up, w, p.base, l)
-	if err != nil {
+	var f figures
+	if f.large, err = measureLarge(up, w, p.base, l); err != nil {
 		return f, err
 	}
 	cpu1, err := quiesce(p.pid())
 	if err != nil {
 		return f, err
 	}
-	// The CPU of the small requests is in this interval too; it is ~1% of the large ones'.
 	f.cpuPer1000 = (cpu1 - cpu0) * 1000 / time.Duration(l.large)
+	if f.small, err = measureSmall(up, w, p.base, l); err != nil {
+		return f, err
+	}
 
 	msg := proxytest.TextMessage(proxytest.DefaultModel, "Hello from the benchmark.")
 	c := newClient()
