@@ -75,10 +75,11 @@ type Options struct {
 	// requests; the writer stores a session's next such body in about a millisecond). Past it,
 	// exchanges are recorded without bodies and counted in Stats.BodiesDropped.
 	QueueBytes int64
-	// ReturnMemoryAfter is how many body bytes the writer commits before, once the queue is
-	// empty again, it gives freed memory back to the OS (debug.FreeOSMemory); 0 means 64 MiB,
-	// negative never. Without it the heap a burst of large requests grew stays resident for
-	// minutes (the runtime's background scavenger returns it slowly).
+	// ReturnMemoryAfter is how many body bytes the writer commits before, once it has been
+	// idle for a second, it gives freed memory back to the OS (debug.FreeOSMemory); 0 means
+	// 8 MiB (ten 800 KB requests), negative never. Without it the heap a burst of large
+	// requests grew stays resident for minutes (the runtime's background scavenger returns
+	// it slowly); a forced collection on an idle process costs a few milliseconds.
 	ReturnMemoryAfter int64
 	// FlushEvery is the writer's tick; 0 means 100 ms. A record is committed within about two
 	// ticks of its Observe while the disk keeps up.
@@ -104,7 +105,7 @@ func (o Options) withDefaults() Options {
 		o.QueueBytes = 16 << 20
 	}
 	if o.ReturnMemoryAfter == 0 {
-		o.ReturnMemoryAfter = 64 << 20
+		o.ReturnMemoryAfter = 8 << 20
 	}
 	if o.FlushEvery <= 0 {
 		o.FlushEvery = 100 * time.Millisecond
