@@ -16,15 +16,17 @@ type target struct {
 	// ratio compares with bare (≤ or ≥ bound); otherwise the bound is absolute.
 	ratio, atLeast bool
 	bound          float64
+	// once: the figure is read once, after the last round (the idle RSS).
+	once bool
 }
 
 var targets = []target{
-	{"800 KB request, added latency p50", func(f, d figures) float64 { return ms(f.large - d.large) }, "ms", true, false, 1.5},
-	{"small request, added latency p50", func(f, d figures) float64 { return ms(f.small - d.small) }, "ms", true, false, 1.1},
-	{"small requests at c32, throughput", func(f, _ figures) float64 { return f.c32 }, "req/s", true, true, 0.9},
-	{"CPU per 1,000 800 KB requests", func(f, _ figures) float64 { return f.cpuPer1000.Seconds() }, "s", true, false, 1.5},
-	{"peak RSS, 64 streams × 800 KB", func(f, _ figures) float64 { return f.peakMB }, "MB", false, false, 120},
-	{"RSS after the load, idle", func(f, _ figures) float64 { return f.idleMB }, "MB", false, false, 60},
+	{"800 KB request, added latency p50", func(f, d figures) float64 { return ms(f.large - d.large) }, "ms", true, false, 1.5, false},
+	{"small request, added latency p50", func(f, d figures) float64 { return ms(f.small - d.small) }, "ms", true, false, 1.1, false},
+	{"small requests at c32, throughput", func(f, _ figures) float64 { return f.c32 }, "req/s", true, true, 0.9, false},
+	{"CPU per 1,000 800 KB requests", func(f, _ figures) float64 { return f.cpuPer1000.Seconds() }, "s", true, false, 1.5, false},
+	{"peak RSS, 64 streams × 800 KB", func(f, _ figures) float64 { return f.peakMB }, "MB", false, false, 120, false},
+	{"RSS after the load, idle", func(f, _ figures) float64 { return f.idleMB }, "MB", false, false, 60, true},
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -51,7 +53,7 @@ func printTable(out io.Writer, o options, direct []figures, results map[string][
 			v, met := t.judge(results[p.name], results["bare"], direct)
 			if t.ratio {
 				fmt.Fprintf(out, "%-36s %s/bare %.2f× %s\n", "", p.name, v, metWord(met))
-			} else if t.label != "" {
+			} else {
 				fmt.Fprintf(out, "%-36s %s %.1f MB %s\n", "", p.name, v, metWord(met))
 			}
 		}
@@ -68,16 +70,14 @@ func (t target) describe() string {
 	return fmt.Sprintf("≤ %.0f MB", t.bound)
 }
 
-// column is the median of a column's figures over the rounds that have one (the idle RSS is
-// read once, after the last round).
+// column is the median of a column's figures over the rounds that have one.
 func column(t target, fs, direct []figures) float64 {
 	var vs []float64
 	for r, f := range fs {
-		v := t.figure(f, direct[r])
-		if t.label == targets[len(targets)-1].label && r != len(fs)-1 {
+		if t.once && r != len(fs)-1 {
 			continue
 		}
-		vs = append(vs, v)
+		vs = append(vs, t.figure(f, direct[r]))
 	}
 	return medianFloat(vs)
 }
