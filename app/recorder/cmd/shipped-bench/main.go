@@ -13,9 +13,11 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -154,7 +156,34 @@ func run(o options, out io.Writer) error {
 		rs[len(rs)-1].idleMB = rss
 	}
 	printTable(out, o, direct, results, procs)
+	for _, p := range procs {
+		if p.name == "shipped" {
+			printHistoryStatus(out, p)
+		}
+	}
 	return nil
+}
+
+// printHistoryStatus prints what the shipped process's history kept, from its own status
+// endpoint: under the bursts of 64 large streams the recorder's byte budget drops bodies (never
+// metadata), and a table without that count would flatter its memory figures.
+func printHistoryStatus(out io.Writer, p *process) {
+	resp, err := http.Get(p.base + "/longhaul/v1/history/status")
+	if err != nil {
+		fmt.Fprintf(out, "shipped history status: %v\n", err)
+		return
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Written, Dropped, BodiesDropped, Failures int64
+		DatabaseBytes                             int64
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil || resp.StatusCode != http.StatusOK {
+		fmt.Fprintf(out, "shipped history status: status %d, %v\n", resp.StatusCode, err)
+		return
+	}
+	fmt.Fprintf(out, "shipped history: %d records written, %d lost, %d recorded without their bodies (memory bound), %d failed batches; database %.1f MB\n",
+		st.Written, st.Dropped, st.BodiesDropped, st.Failures, float64(st.DatabaseBytes)/(1<<20))
 }
 
 // workload holds the request bodies: a Claude Code request of 800 KB whose last user text
