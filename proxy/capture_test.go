@@ -84,3 +84,34 @@ func TestReplyBodyIsCapped(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestBodyIsLentUntilReleased: the finished exchange's RequestBody is the proxy's
+// pooled buffer, held for the observer (one reference) until ReleaseBodies gives it back,
+// once; a copy without bodies holds no reference to give back.
+func TestRequestBodyIsLentUntilReleased(t *testing.T) {
+	f := newFixture(t, Config{CaptureBodies: true})
+	body := streamRequest("claude-sonnet-4-5")
+	resp := f.post(t, "/v1/messages", body)
+	readAll(t, resp.Body)
+	resp.Body.Close()
+	ex := f.obs.last(t)
+	if string(ex.RequestBody) != body || ex.lent == nil {
+		t.Fatalf("RequestBody = %d bytes, lent %v; want the request, lent", len(ex.RequestBody), ex.lent != nil)
+	}
+	lent := ex.lent
+	// The handler and the transport have let go by now; the observer's loan is what is left.
+	waitFor(t, "only the observer's reference left", func() bool { return lent.refs.Load() == 1 })
+	view := ex.WithoutBodies()
+	if view.RequestBody != nil || view.lent != nil {
+		t.Errorf("WithoutBodies kept a body (%d bytes) or the loan (%v)", len(view.RequestBody), view.lent != nil)
+	}
+	view.ReleaseBodies() // holds no loan: must not give the buffer back
+	if n := lent.refs.Load(); n != 1 {
+		t.Fatalf("refs after releasing a copy without bodies = %d; want 1", n)
+	}
+	ex.ReleaseBodies()
+	ex.ReleaseBodies()
+	if n := lent.refs.Load(); n != 0 || ex.RequestBody != nil {
+		t.Errorf("after ReleaseBodies twice: refs %d, RequestBody %d bytes; want 0 and none", n, len(ex.RequestBody))
+	}
+}

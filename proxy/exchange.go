@@ -61,9 +61,12 @@ type Exchange struct {
 	// before/after), and for every request when Config.CaptureBodies is on. ForwardedBody is what
 	// went upstream when it differs. ReplyBody is the reply: the JSON of a
 	// non-stream reply, the reconstructed message of a stream. Each is capped
-	// at Config.MaxCaptureBytes and is a copy the observer may keep. Keys
-	// travel in headers, which are not kept; bodies may still hold
-	// key-shaped text a client pasted, so a store redacts before writing.
+	// at Config.MaxCaptureBytes. ForwardedBody and ReplyBody are copies the
+	// observer may keep; RequestBody is lent: it is the proxy's pooled buffer,
+	// valid until the observer calls ReleaseBodies (an observer that never
+	// does only costs the pool that buffer). Keys travel in headers, which
+	// are not kept; bodies may still hold key-shaped text a client pasted, so
+	// a store redacts before writing.
 	RequestBody   []byte
 	ForwardedBody []byte
 	ReplyBody     []byte
@@ -78,6 +81,7 @@ type Exchange struct {
 	rateLimit http.Header // the reply's anthropic-ratelimit-* headers, for the quota view
 	kept      *requestBody
 	keptMax   int
+	lent      *requestBody // the buffer RequestBody points into, until ReleaseBodies
 }
 
 // pressureFromUsage fills the pressure of a request the proxy did not need
@@ -105,13 +109,37 @@ func (ex *Exchange) keepRequestBody(b *requestBody, max int) {
 	ex.kept, ex.keptMax = b, max
 }
 
+// takeRequestBody lends the kept buffer to the observer instead of copying it: an 800 KB
+// copy per request was the largest allocation left on the path, and the recorder copies
+// what it keeps anyway.
 func (ex *Exchange) takeRequestBody() {
 	if ex.kept == nil {
 		return
 	}
-	ex.RequestBody = captureBytes(ex.kept.buf, ex.keptMax, &ex.BodiesTruncated)
-	ex.kept.unref()
-	ex.kept = nil
+	n := len(ex.kept.buf)
+	if ex.keptMax > 0 && n > ex.keptMax {
+		n, ex.BodiesTruncated = ex.keptMax, true
+	}
+	ex.RequestBody = ex.kept.buf[:n:n]
+	ex.lent, ex.kept = ex.kept, nil
+}
+
+// WithoutBodies returns a copy of the exchange with no bodies and no loan, for an observer's
+// views that need none (a live monitor).
+func (ex Exchange) WithoutBodies() Exchange {
+	ex.RequestBody, ex.ForwardedBody, ex.ReplyBody, ex.lent = nil, nil, nil, nil
+	return ex
+}
+
+// ReleaseBodies ends the loan of RequestBody (see Exchange.RequestBody): its buffer goes
+// back to the proxy's pool, and the exchange's bodies are cleared. An Observer that kept the
+// exchange calls it once it is done with the bodies; calling it again does nothing.
+func (ex *Exchange) ReleaseBodies() {
+	if ex.lent != nil {
+		ex.lent.unref()
+		ex.lent = nil
+	}
+	ex.RequestBody, ex.ForwardedBody, ex.ReplyBody = nil, nil, nil
 }
 
 // outcome is what a committed exchange says about its account: a stream that

@@ -180,12 +180,18 @@ func (st *Store) WriteExchanges(ctx context.Context, batch []Exchange) error {
 	if len(batch) == 0 {
 		return nil
 	}
+	// One batch at a time uses the body memory (the writer goroutine and a final flush).
+	st.bodies.mu.Lock()
+	defer st.bodies.mu.Unlock()
+	if err := st.bodies.prepare(ctx, st.db, writerStatements()); err != nil {
+		return fmt.Errorf("write exchanges: prepare: %w", err)
+	}
 	tx, err := st.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("write exchanges: %w", err)
 	}
 	defer st.rollback(tx)
-	w, err := prepareWriter(ctx, tx)
+	w, err := prepareWriter(ctx, tx, st.bodies)
 	if err != nil {
 		return fmt.Errorf("write exchanges: %w", err)
 	}
@@ -199,27 +205,45 @@ func (st *Store) WriteExchanges(ctx context.Context, batch []Exchange) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("write exchanges: commit: %w", err)
 	}
+	w.chunks.commit()
 	return nil
+}
+
+const (
+	insertAttempt = `INSERT OR REPLACE INTO exchange_attempts (exchange_seq, n, account_id, account_name, status, error, start_ns, duration_ns) VALUES (?,?,?,?,?,?,?,?)`
+	insertStep    = `INSERT OR REPLACE INTO exchange_compaction (exchange_seq, n, layer, tokens_before, tokens_after, raw_before, raw_after, items, duration_ns, cache_hit) VALUES (?,?,?,?,?,?,?,?,?,?)`
+	upsertBodies  = `INSERT INTO exchange_bodies (exchange_seq, request, forwarded, reply) VALUES (?,?,?,?)
+			ON CONFLICT (exchange_seq) DO UPDATE SET request=excluded.request, forwarded=excluded.forwarded, reply=excluded.reply`
+)
+
+// writerStatements are every statement a batch write runs, prepared before its transaction
+// begins (bodyMemory.prepare).
+func writerStatements() []string {
+	return []string{upsertExchange, insertAttempt, insertStep, upsertBodies, lookupChunk, insertChunk}
 }
 
 type exchangeWriter struct {
 	upsert, attempt, step, body *sql.Stmt
 	redactor                    *Redactor // the store's; nil masks patterns only
+	chunks                      *bodyWriter
 }
 
-func prepareWriter(ctx context.Context, tx *sql.Tx) (*exchangeWriter, error) {
-	w := &exchangeWriter{}
+func prepareWriter(ctx context.Context, tx *sql.Tx, mem *bodyMemory) (*exchangeWriter, error) {
+	chunks, err := newBodyWriter(ctx, tx, mem)
+	if err != nil {
+		return nil, err
+	}
+	w := &exchangeWriter{chunks: chunks}
 	for _, p := range []struct {
 		dst  **sql.Stmt
 		text string
 	}{
 		{&w.upsert, upsertExchange},
-		{&w.attempt, `INSERT OR REPLACE INTO exchange_attempts (exchange_seq, n, account_id, account_name, status, error, start_ns, duration_ns) VALUES (?,?,?,?,?,?,?,?)`},
-		{&w.step, `INSERT OR REPLACE INTO exchange_compaction (exchange_seq, n, layer, tokens_before, tokens_after, raw_before, raw_after, items, duration_ns, cache_hit) VALUES (?,?,?,?,?,?,?,?,?,?)`},
-		{&w.body, `INSERT INTO exchange_bodies (exchange_seq, request, forwarded, reply) VALUES (?,?,?,?)
-			ON CONFLICT (exchange_seq) DO UPDATE SET request=excluded.request, forwarded=excluded.forwarded, reply=excluded.reply`},
+		{&w.attempt, insertAttempt},
+		{&w.step, insertStep},
+		{&w.body, upsertBodies},
 	} {
-		stmt, err := tx.PrepareContext(ctx, p.text)
+		stmt, err := mem.prepared(ctx, tx, p.text)
 		if err != nil {
 			w.close()
 			return nil, fmt.Errorf("prepare: %w", err)
@@ -235,6 +259,7 @@ func (w *exchangeWriter) close() {
 			s.Close() //nolint:errcheck // closing a prepared statement of a finished tx
 		}
 	}
+	w.chunks.close()
 }
 
 func (w *exchangeWriter) write(ctx context.Context, e Exchange) error {
@@ -284,8 +309,12 @@ func (w *exchangeWriter) write(ctx context.Context, e Exchange) error {
 		if text == "" {
 			continue
 		}
-		if blobs[i], err = compress(w.redactor.Redact([]byte(text))); err != nil {
-			return fmt.Errorf("compress body: %w", err)
+		session := e.SessionID
+		if i == 2 {
+			session = "" // a reply does not repeat the previous one
+		}
+		if blobs[i], err = w.chunks.put(ctx, i, session, []byte(text), w.redactor); err != nil {
+			return fmt.Errorf("body: %w", err)
 		}
 	}
 	if _, err := w.body.ExecContext(ctx, seq, blobs[0], blobs[1], blobs[2]); err != nil {

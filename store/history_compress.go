@@ -48,21 +48,27 @@ func compress(b []byte) ([]byte, error) {
 const maxInflate = 64 << 20
 
 func decompress(b []byte) (string, error) {
+	out, err := decompressAppend(nil, b)
+	return string(out), err
+}
+
+// decompressAppend appends the bytes a stored blob (a whole body or one chunk) holds to dst.
+func decompressAppend(dst, b []byte) ([]byte, error) {
 	if len(b) == 0 {
-		return "", nil
+		return dst, nil
 	}
 	switch b[0] {
 	case bodyRaw:
-		return string(b[1:]), nil
+		return append(dst, b[1:]...), nil
 	case bodyDeflate:
 	default:
-		return "", fmt.Errorf("decompress body: unknown format %d", b[0])
+		return dst, fmt.Errorf("decompress body: unknown format %d", b[0])
 	}
 	r := flate.NewReader(bytes.NewReader(b[1:]))
 	defer r.Close() //nolint:errcheck // reading from memory
-	out, err := io.ReadAll(io.LimitReader(r, maxInflate))
-	if err != nil {
-		return "", fmt.Errorf("decompress body: %w", err)
+	buf := bytes.NewBuffer(dst)
+	if _, err := buf.ReadFrom(io.LimitReader(r, maxInflate)); err != nil {
+		return dst, fmt.Errorf("decompress body: %w", err)
 	}
-	return string(out), nil
+	return buf.Bytes(), nil
 }

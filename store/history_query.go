@@ -248,7 +248,12 @@ func (st *Store) loadDetail(ctx context.Context, e *Exchange) error {
 	}
 	var b Bodies
 	for i, dst := range []*string{&b.Request, &b.Forwarded, &b.Reply} {
-		if *dst, err = decompress(blobs[i]); err != nil {
+		if len(blobs[i]) > 0 && blobs[i][0] == bodyChunked {
+			*dst, err = readChunked(ctx, st.db, blobs[i][1:])
+		} else {
+			*dst, err = decompress(blobs[i])
+		}
+		if err != nil {
 			return err
 		}
 	}

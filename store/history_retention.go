@@ -63,6 +63,10 @@ func (st *Store) ApplyRetention(ctx context.Context, p Retention) (RetentionResu
 		}
 	}
 	if res.BodiesDeleted+res.ExchangesDeleted > 0 {
+		// Chunks shared with kept bodies stay; the ones only deleted bodies used go now.
+		if _, err := st.sweepChunks(ctx); err != nil {
+			return res, fmt.Errorf("retention: %w", err)
+		}
 		if err := st.releaseSpace(ctx); err != nil {
 			return res, fmt.Errorf("retention: %w", err)
 		}
@@ -119,22 +123,29 @@ func (st *Store) deleteChunks(ctx context.Context, chunkDelete string, bound int
 // about as many rows as the excess is worth, so small caps are not overshot.
 func (st *Store) shrinkTo(ctx context.Context, max int64) (bodies, exchanges int64, err error) {
 	target := max / 10 * 9
+	// Chunks nothing refers to (an interrupted pass left them) are the first space to reclaim.
+	if _, err := st.sweepChunks(ctx); err != nil {
+		return 0, 0, err
+	}
 	for {
 		used, err := st.usedBytes(ctx)
 		if err != nil || used <= target {
 			return bodies, exchanges, err
 		}
 		excess := used - target
-		var avgBody sql.NullFloat64
-		if err := st.db.QueryRowContext(ctx, `SELECT avg(coalesce(length(request), 0) + coalesce(length(forwarded), 0) + coalesce(length(reply), 0))
-			FROM (SELECT * FROM exchange_bodies ORDER BY exchange_seq LIMIT 100)`).Scan(&avgBody); err != nil {
+		avgBody, err := st.avgBodyBytes(ctx)
+		if err != nil {
 			return bodies, exchanges, err
 		}
-		if avgBody.Valid {
+		if avgBody > 0 {
 			n, err := st.deleteChunks(ctx, `DELETE FROM exchange_bodies WHERE exchange_seq IN
 				(SELECT exchange_seq FROM exchange_bodies WHERE exchange_seq <= ? ORDER BY exchange_seq LIMIT ?)`,
-				1<<62, rowsWorth(excess, avgBody.Float64))
+				1<<62, rowsWorth(excess, avgBody))
 			bodies += n
+			if err == nil && n > 0 {
+				// Deleting a body frees only the chunks no kept body shares.
+				_, err = st.sweepChunks(ctx)
+			}
 			if err != nil || n > 0 {
 				if err != nil {
 					return bodies, exchanges, err
@@ -156,6 +167,23 @@ func (st *Store) shrinkTo(ctx context.Context, max int64) (bodies, exchanges int
 			return bodies, exchanges, err
 		}
 	}
+}
+
+// avgBodyBytes is what a stored body costs on average, for sizing a deletion: the oldest
+// bodies' own columns plus an equal share of the chunk bytes. Bodies share chunks, so deleting
+// N of them may free less; shrinkTo measures again and goes on. 0 when no body is stored.
+func (st *Store) avgBodyBytes(ctx context.Context) (float64, error) {
+	var inline sql.NullFloat64
+	var count, chunkBytes int64
+	err := st.db.QueryRowContext(ctx, `SELECT
+		(SELECT avg(coalesce(length(request), 0) + coalesce(length(forwarded), 0) + coalesce(length(reply), 0))
+			FROM (SELECT * FROM exchange_bodies ORDER BY exchange_seq LIMIT 100)),
+		(SELECT count(*) FROM exchange_bodies),
+		(SELECT coalesce(sum(length(data)), 0) FROM body_chunks)`).Scan(&inline, &count, &chunkBytes)
+	if err != nil || !inline.Valid || count == 0 {
+		return 0, err
+	}
+	return inline.Float64 + float64(chunkBytes)/float64(count), nil
 }
 
 // rowsWorth is how many rows of about rowBytes each make up excess bytes (at least one).

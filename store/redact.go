@@ -254,6 +254,20 @@ func (r *Redactor) Redact(b []byte) []byte {
 	return Redact(b)
 }
 
+// knownNow is the set of known secrets at this moment (nil: none), for a caller that must
+// redact several pieces with one set and notice when it changes (store/bodies.go).
+func (r *Redactor) knownNow() *knownSet {
+	if r == nil {
+		return nil
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.known
+}
+
+// redactWith is Redactor.Redact with the known secrets given.
+func redactWith(known *knownSet, b []byte) []byte { return Redact(known.redact(b)) }
+
 // RedactString is Redact for text fields.
 func (r *Redactor) RedactString(s string) string {
 	out := r.Redact([]byte(s))

@@ -35,8 +35,9 @@ type Store struct {
 	Logger *slog.Logger
 
 	db       *sql.DB
-	keychain Keychain  // nil: secrets are kept in the database (SecretStorage)
-	redactor *Redactor // masks patterns and this store's known secrets in stored text
+	keychain Keychain    // nil: secrets are kept in the database (SecretStorage)
+	redactor *Redactor   // masks patterns and this store's known secrets in stored text
+	bodies   *bodyMemory // what the history writer remembers of recent bodies (store/bodies.go)
 }
 
 // Open opens (creating if needed) the database at path and brings its schema up to date.
@@ -54,7 +55,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	st := &Store{Now: time.Now, db: db, redactor: NewRedactor()}
+	st := &Store{Now: time.Now, db: db, redactor: NewRedactor(), bodies: newBodyMemory()}
 	for _, o := range opts {
 		o(st)
 	}

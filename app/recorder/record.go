@@ -1,6 +1,8 @@
 package recorder
 
 import (
+	"unsafe"
+
 	"longhaul/proxy"
 	"longhaul/store"
 )
@@ -64,10 +66,17 @@ func record(ex *proxy.Exchange, bodies *bodyPolicy) store.Exchange {
 	return rec
 }
 
+// capBody returns at most max bytes of b as a string that shares b's memory: the record
+// lives only until the batch is written, and the bodies stay unmodified until the writer
+// releases them after the commit (Recorder.release), so a copy here would only be garbage —
+// 800 KB of it per large request. The store copies what it keeps.
 func capBody(b []byte, max int, truncated *bool) string {
 	if max > 0 && len(b) > max {
 		*truncated = true
 		b = b[:max]
 	}
-	return string(b)
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }

@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -20,25 +22,40 @@ import (
 // it hands the exchange to two buffered queues (one for SQLite, one for the UI) and counts
 // what it ever had to drop. One writer goroutine batches inserts; one goroutine batches live
 // updates. Nothing a disk or a window does can slow a request.
+//
+// Memory is bounded by construction: the bodies waiting for the writer are counted in bytes
+// (Options.QueueBytes), and an exchange whose bodies would pass the bound is queued without
+// them — its metadata is still recorded, the bodies are counted as dropped (Stats). The live
+// feed gets exchanges without bodies, so only the writer's queue ever holds them.
 type Recorder struct {
 	store *store.Store
 	log   *slog.Logger
 	opts  Options
 
-	queue chan *proxy.Exchange // to the writer
+	queue chan queued          // to the writer
 	kick  chan struct{}        // wakes the writer early when BatchRows records wait
-	live  chan *proxy.Exchange // to the live feed
+	live  chan *proxy.Exchange // to the live feed; bodies left out
 	feed  *Feed
 
-	dropped     atomic.Int64 // exchanges the history lost (the queue was full)
-	liveDropped atomic.Int64 // updates the live view lost (harmless: history has them)
-	written     atomic.Int64 // records committed
-	failures    atomic.Int64 // batches that failed to commit (and were retried)
+	dropped       atomic.Int64 // exchanges the history lost (the queue was full)
+	bodiesDropped atomic.Int64 // exchanges recorded without their bodies (QueueBytes was reached)
+	liveDropped   atomic.Int64 // updates the live view lost (harmless: history has them)
+	written       atomic.Int64 // records committed
+	failures      atomic.Int64 // batches that failed to commit (and were retried)
+	bodyBytes     atomic.Int64 // body bytes queued or pending, not yet committed
 
 	bodies atomic.Pointer[bodyPolicy]
 
-	writeMu sync.Mutex        // one batch write at a time (writer goroutine, final flush)
-	pending []*proxy.Exchange // read from the queue, not yet committed; guarded by writeMu
+	writeMu     sync.Mutex // one batch write at a time (writer goroutine, final flush)
+	pending     []queued   // read from the queue, not yet committed; guarded by writeMu
+	sinceReturn int64      // body bytes committed since memory was last returned; guarded by writeMu
+}
+
+// queued is an exchange on its way to the writer, with the body bytes it holds of the
+// QueueBytes budget.
+type queued struct {
+	ex        *proxy.Exchange
+	bodyBytes int64
 }
 
 // bodyPolicy is the part of the history settings the writer applies to each record.
@@ -51,8 +68,21 @@ type bodyPolicy struct {
 type Options struct {
 	Logger *slog.Logger // nil: discard
 	// QueueSize is the writer's buffer in exchanges; 0 means 65536 (two records per request,
-	// so about a minute of 500 requests/s with the disk stalled).
+	// so about a minute of 500 requests/s with the disk stalled). Without bodies a record
+	// holds well under a kilobyte.
 	QueueSize int
+	// QueueBytes bounds the bodies waiting for the writer; 0 means 16 MiB (twenty 800 KB
+	// requests; the writer stores a session's next such body in about a millisecond). Past it,
+	// exchanges are recorded without bodies and counted in Stats.BodiesDropped. Measured with
+	// shipped-bench: with 64 requests of 800 KB in flight, 32 MiB took the peak RSS to 135 MB
+	// (under main.go's memory limit too), 16 MiB kept it under 120 MB.
+	QueueBytes int64
+	// ReturnMemoryAfter is how many body bytes the writer commits before, once it has been
+	// idle for a second, it gives freed memory back to the OS (debug.FreeOSMemory); 0 means
+	// 8 MiB (ten 800 KB requests), negative never. Without it the heap a burst of large
+	// requests grew stays resident for minutes (the runtime's background scavenger returns
+	// it slowly); a forced collection on an idle process costs a few milliseconds.
+	ReturnMemoryAfter int64
 	// FlushEvery is the writer's tick; 0 means 100 ms. A record is committed within about two
 	// ticks of its Observe while the disk keeps up.
 	FlushEvery time.Duration
@@ -72,6 +102,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.QueueSize <= 0 {
 		o.QueueSize = 1 << 16
+	}
+	if o.QueueBytes <= 0 {
+		o.QueueBytes = 16 << 20
+	}
+	if o.ReturnMemoryAfter == 0 {
+		o.ReturnMemoryAfter = 8 << 20
 	}
 	if o.FlushEvery <= 0 {
 		o.FlushEvery = 100 * time.Millisecond
@@ -98,7 +134,7 @@ func New(st *store.Store, opts Options) *Recorder {
 	opts = opts.withDefaults()
 	r := &Recorder{
 		store: st, log: opts.Logger, opts: opts,
-		queue: make(chan *proxy.Exchange, opts.QueueSize),
+		queue: make(chan queued, opts.QueueSize),
 		kick:  make(chan struct{}, 1),
 		live:  make(chan *proxy.Exchange, 8192),
 		feed:  opts.Feed,
@@ -116,9 +152,26 @@ func (r *Recorder) Configure(h store.HistorySettings) {
 // Observe hands an exchange off without blocking (proxy.Observer).
 func (r *Recorder) Observe(ex proxy.Exchange) {
 	p := &ex
+	q := queued{ex: p}
+	if n := int64(len(ex.RequestBody) + len(ex.ForwardedBody) + len(ex.ReplyBody)); n > 0 {
+		if r.bodyBytes.Add(n) > r.opts.QueueBytes {
+			r.bodyBytes.Add(-n)
+			r.bodiesDropped.Add(1)
+			p.ReleaseBodies()
+		} else {
+			q.bodyBytes = n
+		}
+	}
+	// The live view shows no bodies: its copy holds none, so only the writer's queue does.
+	lp := p
+	if q.bodyBytes > 0 {
+		c := p.WithoutBodies()
+		lp = &c
+	}
 	select {
-	case r.queue <- p:
+	case r.queue <- q:
 	default:
+		r.release([]queued{q})
 		r.dropped.Add(1)
 	}
 	// The writer sleeps between ticks rather than waking for every record: two context
@@ -130,7 +183,7 @@ func (r *Recorder) Observe(ex proxy.Exchange) {
 		}
 	}
 	select {
-	case r.live <- p:
+	case r.live <- lp:
 	default:
 		r.liveDropped.Add(1)
 	}
@@ -138,18 +191,20 @@ func (r *Recorder) Observe(ex proxy.Exchange) {
 
 // Stats are the recorder's counters, shown in the UI and asserted by tests.
 type Stats struct {
-	Dropped     int64 `json:"dropped"`     // exchanges lost to history: expected to stay 0
-	LiveDropped int64 `json:"liveDropped"` // live updates skipped (history still has them)
-	Written     int64 `json:"written"`
-	Queued      int   `json:"queued"`
-	Failures    int64 `json:"failures"`
+	Dropped       int64 `json:"dropped"`       // exchanges lost to history: expected to stay 0
+	BodiesDropped int64 `json:"bodiesDropped"` // exchanges recorded without their bodies (memory bound)
+	LiveDropped   int64 `json:"liveDropped"`   // live updates skipped (history still has them)
+	Written       int64 `json:"written"`
+	Queued        int   `json:"queued"`
+	QueuedBytes   int64 `json:"queuedBytes"` // body bytes waiting for the writer
+	Failures      int64 `json:"failures"`
 }
 
 // Stats reports the counters.
 func (r *Recorder) Stats() Stats {
 	return Stats{
-		Dropped: r.dropped.Load(), LiveDropped: r.liveDropped.Load(), Written: r.written.Load(),
-		Queued: len(r.queue), Failures: r.failures.Load(),
+		Dropped: r.dropped.Load(), BodiesDropped: r.bodiesDropped.Load(), LiveDropped: r.liveDropped.Load(),
+		Written: r.written.Load(), Queued: len(r.queue), QueuedBytes: r.bodyBytes.Load(), Failures: r.failures.Load(),
 	}
 }
 
@@ -170,6 +225,9 @@ func (r *Recorder) Run(ctx context.Context) {
 func (r *Recorder) write(ctx context.Context) {
 	tick := time.NewTicker(r.opts.FlushEvery)
 	defer tick.Stop()
+	// Ticks in a row that found nothing to write; a second of them is "idle".
+	quiet, idleTicks := 0, max(1, int(time.Second/r.opts.FlushEvery))
+	lastWritten := r.written.Load()
 	for {
 		select {
 		case <-ctx.Done():
@@ -177,6 +235,11 @@ func (r *Recorder) write(ctx context.Context) {
 			return
 		case <-tick.C:
 			r.Flush(ctx) //nolint:errcheck // logged; the batch is kept and retried
+			if w := r.written.Load(); w != lastWritten || len(r.queue) > 0 {
+				quiet, lastWritten = 0, w
+			} else if quiet++; quiet == idleTicks {
+				r.returnMemory()
+			}
 		case <-r.kick:
 			r.Flush(ctx) //nolint:errcheck // logged; the batch is kept and retried
 		}
@@ -194,8 +257,8 @@ func (r *Recorder) Flush(ctx context.Context) error {
 	defer r.writeMu.Unlock()
 	for {
 		select {
-		case p := <-r.queue:
-			r.pending = append(r.pending, p)
+		case q := <-r.queue:
+			r.pending = append(r.pending, q)
 			continue
 		default:
 		}
@@ -210,6 +273,7 @@ func (r *Recorder) Flush(ctx context.Context) error {
 	if err := r.store.WriteExchanges(ctx, batch); err != nil {
 		r.failures.Add(1)
 		if over := len(r.pending) - maxPending; over > 0 {
+			r.release(r.pending[:over])
 			r.pending = slices.Delete(r.pending, 0, over)
 			r.dropped.Add(int64(over))
 		}
@@ -219,17 +283,52 @@ func (r *Recorder) Flush(ctx context.Context) error {
 		return err
 	}
 	r.written.Add(int64(len(batch)))
+	r.sinceReturn += r.release(r.pending)
 	clear(r.pending)
 	r.pending = r.pending[:0]
 	return nil
 }
 
+// release ends the proxy's loan of the bodies of records the writer is done with, gives
+// their bytes back to the queue's budget and returns how many they were.
+func (r *Recorder) release(done []queued) int64 {
+	var n int64
+	for _, q := range done {
+		n += q.bodyBytes
+		q.ex.ReleaseBodies()
+	}
+	r.bodyBytes.Add(-n)
+	return n
+}
+
+// returnMemory gives the heap that stored bodies grew back to the OS once the writer has been
+// idle for a second after writing at least ReturnMemoryAfter body bytes: a burst of 800 KB
+// requests otherwise leaves hundreds of MB resident for minutes. Idle means nothing queued or
+// pending, so the collections this forces find the bodies garbage. Two of them: pooled
+// buffers (the proxy's request bodies) survive one collection in sync.Pool's victim cache.
+func (r *Recorder) returnMemory() {
+	if r.opts.ReturnMemoryAfter < 0 || len(r.queue) > 0 {
+		return
+	}
+	r.writeMu.Lock()
+	due := r.sinceReturn >= r.opts.ReturnMemoryAfter && len(r.pending) == 0
+	if due {
+		r.sinceReturn = 0
+	}
+	r.writeMu.Unlock()
+	if due {
+		runtime.GC()
+		debug.FreeOSMemory()
+	}
+}
+
 // records turns observed exchanges into rows, one per exchange: a request that started and
 // finished within one batch is written once, finished.
-func (r *Recorder) records(observed []*proxy.Exchange) []store.Exchange {
+func (r *Recorder) records(observed []queued) []store.Exchange {
 	at := make(map[string]int, len(observed))
 	latest := make([]*proxy.Exchange, 0, len(observed))
-	for _, ex := range observed {
+	for _, q := range observed {
+		ex := q.ex
 		if i, ok := at[ex.ID]; ok {
 			latest[i] = ex
 			continue

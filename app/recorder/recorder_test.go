@@ -1,7 +1,9 @@
 package recorder
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -80,5 +82,58 @@ func TestFeedStartsNewSubscribersWithTheLatestOfEachName(t *testing.T) {
 	}
 	if got["proxy:status"] != "2" || got[EventExchanges] != `["a"]` || len(late) != 0 {
 		t.Errorf("a new subscriber starts with %v (and %d more); want the latest of each name only", got, len(late))
+	}
+}
+
+// TestBodiesGoBeforeMetadataUnderMemoryPressure: the writer's queue is bounded in body bytes.
+// With the writer stopped, exchanges past the bound are still queued — their metadata is
+// recorded — but without bodies, and counted; the live feed never holds bodies; committing
+// gives the budget back.
+func TestBodiesGoBeforeMetadataUnderMemoryPressure(t *testing.T) {
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "longhaul.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	const bodySize = 300 << 10
+	rec := New(st, Options{QueueBytes: 1 << 20})
+	body := bytes.Repeat([]byte("x"), bodySize)
+	observe := func(i int) {
+		rec.Observe(proxy.Exchange{ID: fmt.Sprintf("lh_%02d", i), State: proxy.ExchangeFinished, Start: time.Now(), RequestBody: body})
+	}
+	for i := range 10 { // nothing drains the queue: Run is not running
+		observe(i)
+	}
+	s := rec.Stats()
+	if s.Dropped != 0 || s.Queued != 10 || s.BodiesDropped != 7 || s.QueuedBytes != 3*bodySize {
+		t.Errorf("stats = %+v; want all 10 queued, 3 bodies (%d bytes) held, 7 bodies dropped", s, 3*bodySize)
+	}
+	for range 10 {
+		if ex := <-rec.live; ex.RequestBody != nil {
+			t.Fatalf("live update %s holds a %d-byte body; want none", ex.ID, len(ex.RequestBody))
+		}
+	}
+	if err := rec.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	withBodies := 0
+	for i := range 10 {
+		e, err := st.Exchange(context.Background(), fmt.Sprintf("lh_%02d", i))
+		if err != nil {
+			t.Fatalf("exchange %d not recorded: %v", i, err)
+		}
+		if e.Bodies != nil && len(e.Bodies.Request) == bodySize {
+			withBodies++
+		}
+	}
+	if withBodies != 3 {
+		t.Errorf("%d exchanges recorded with their body; want the 3 within the bound", withBodies)
+	}
+	if s := rec.Stats(); s.QueuedBytes != 0 || s.Written != 10 {
+		t.Errorf("after Flush stats = %+v; want 10 written and the byte budget back to 0", s)
+	}
+	observe(10)
+	if s := rec.Stats(); s.BodiesDropped != 7 || s.QueuedBytes != bodySize {
+		t.Errorf("after the budget came back: stats = %+v; want the new body held", s)
 	}
 }

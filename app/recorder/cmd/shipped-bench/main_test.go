@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"longhaul/proxy/proxytest"
+)
+
+// TestHarnessSmoke runs the measurements once, tiny, against a bare reverse proxy in this
+// process: every request is checked, the figures come out, and the table names each target.
+// It times nothing; `make bench` is where figures are taken.
+func TestHarnessSmoke(t *testing.T) {
+	up := proxytest.NewUpstream()
+	defer up.Close()
+	up.SetRecordBodies(false)
+	target, err := url.Parse(up.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	front := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(target) }, FlushInterval: -1})
+	defer front.Close()
+	p := &process{name: "bare", base: front.URL}
+	w := newWorkload()
+	l := load{large: 3, small: 3, c32: 50 * time.Millisecond, streams: 4, waves: 1}
+
+	d, err := measureDirect(up, w, l)
+	if err != nil || d.large <= 0 || d.small <= 0 {
+		t.Fatalf("measureDirect = %+v, %v; want both latencies", d, err)
+	}
+	large, err := measureLarge(up, w, p.base, l)
+	if err != nil || large <= 0 {
+		t.Fatalf("measureLarge through the proxy = %v, %v", large, err)
+	}
+	msg := proxytest.TextMessage(proxytest.DefaultModel, "Hello from the benchmark.")
+	if rps, err := throughput(newClient(), p.base, 4, l.c32, w.small, len(msg.JSON())); err != nil || rps <= 0 {
+		t.Fatalf("throughput = %v, %v", rps, err)
+	}
+	stream := proxytest.ManyEvents(3, "")
+	up.SetDefault(proxytest.Reply{Message: stream})
+	if err := concurrentWave(newClient(), p.base, l.streams, func(int) []byte { return w.next(w.streamHead, w.streamTail) }, len(stream.SSE())); err != nil {
+		t.Fatalf("concurrentWave: %v", err)
+	}
+	// A wrong length is an error, not a figure.
+	if err := post(newClient(), p.base, w.small, 1); err == nil {
+		t.Error("post with the wrong expected length succeeded; want an error")
+	}
+
+	// The 800 KB bodies differ from each other only in their last user text.
+	a, b := w.next(w.largeHead, w.largeTail), w.next(w.largeHead, w.largeTail)
+	if bytes.Equal(a, b) || len(a) < 800<<10 || !bytes.HasPrefix(b, w.largeHead) {
+		t.Errorf("workload bodies: %d and %d bytes, equal %t; want distinct 800 KB turns", len(a), len(b), bytes.Equal(a, b))
+	}
+
+	cpu, err := procCPU(os.Getpid())
+	if err != nil || cpu <= 0 {
+		t.Errorf("procCPU(self) = %v, %v; want this process's CPU so far", cpu, err)
+	}
+	peak, cur, err := procMemMB(os.Getpid())
+	if err != nil || peak < cur || cur <= 0 {
+		t.Errorf("procMemMB(self) = %v, %v, %v; want peak ≥ current > 0", peak, cur, err)
+	}
+
+	f := figures{large: large, small: d.small, c32: 100, cpuPer1000: time.Second, peakMB: 50, idleMB: 20}
+	var out strings.Builder
+	printTable(&out, options{rounds: 1, idle: time.Minute}, []figures{d}, map[string][]figures{"bare": {f}, "shipped": {f}},
+		[]*process{p, {name: "shipped"}})
+	for _, tg := range targets {
+		if !strings.Contains(out.String(), tg.label) {
+			t.Errorf("table lacks %q:\n%s", tg.label, out.String())
+		}
+	}
+	if !strings.Contains(out.String(), "shipped/bare 1.00× MET") || !strings.Contains(out.String(), "shipped 50.0 MB MET") {
+		t.Errorf("table does not judge equal figures as met:\n%s", out.String())
+	}
+}

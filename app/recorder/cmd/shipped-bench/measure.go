@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// newClient is the load generator's client: loopback only, enough idle connections for 64
+// concurrent streams, and a bound no healthy run reaches.
+func newClient() *http.Client {
+	return &http.Client{
+		Timeout: time.Minute,
+		Transport: &http.Transport{
+			Proxy:               nil,
+			DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+			MaxIdleConnsPerHost: 256,
+			IdleConnTimeout:     90 * time.Second,
+		},
+	}
+}
+
+// post sends one Messages request and reads the whole reply; it fails unless the status is 200
+// and the reply has wantLen bytes, so a broken target cannot post a fast figure.
+func post(c *http.Client, base string, body []byte, wantLen int) error {
+	req, err := http.NewRequest(http.MethodPost, base+"/v1/messages", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Anthropic-Version", "2023-06-01")
+	req.Header.Set("X-Api-Key", "sk-ant-bench-client")
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	n, err := io.Copy(io.Discard, resp.Body)
+	if err != nil {
+		return fmt.Errorf("reading reply: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	if n != int64(wantLen) {
+		return fmt.Errorf("reply is %d bytes; want %d", n, wantLen)
+	}
+	return nil
+}
+
+// sequential sends n requests one after another (body(i) is the i-th) and returns the p50
+// of their round trips.
+func sequential(c *http.Client, base string, n int, body func(i int) []byte, wantLen int) (time.Duration, error) {
+	took := make([]time.Duration, 0, n)
+	for i := range n {
+		b := body(i)
+		t0 := time.Now()
+		if err := post(c, base, b, wantLen); err != nil {
+			return 0, fmt.Errorf("request %d: %w", i, err)
+		}
+		took = append(took, time.Since(t0))
+	}
+	return median(took), nil
+}
+
+// throughput runs workers concurrent request loops for d and returns completed requests per
+// second.
+func throughput(c *http.Client, base string, workers int, d time.Duration, body []byte, wantLen int) (float64, error) {
+	var done atomic.Int64
+	var firstErr error
+	var once sync.Once
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for range workers {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if err := post(c, base, body, wantLen); err != nil {
+					once.Do(func() { firstErr = err; close(stop) })
+					return
+				}
+				done.Add(1)
+			}
+		})
+	}
+	timer := time.NewTimer(d)
+	select {
+	case <-timer.C:
+		once.Do(func() { close(stop) })
+	case <-stop:
+		timer.Stop()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return 0, firstErr
+	}
+	return float64(done.Load()) / time.Since(t0).Seconds(), nil
+}
+
+// concurrentWave sends n requests at once and waits for all; it fails on the first error.
+func concurrentWave(c *http.Client, base string, n int, body func(i int) []byte, wantLen int) error {
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		b := body(i)
+		wg.Go(func() {
+			if err := post(c, base, b, wantLen); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return fmt.Errorf("%d of %d requests failed; first: %w", len(errs)+1, n, err)
+	}
+	return nil
+}
+
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func medianFloat(fs []float64) float64 {
+	if len(fs) == 0 {
+		return 0
+	}
+	s := slices.Clone(fs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// procMemMB returns a process's peak (VmHWM) and current (VmRSS) resident set in MiB.
+func procMemMB(pid int) (peak, current float64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	var gotPeak, gotCur bool
+	for line := range strings.SplitSeq(string(b), "\n") {
+		name, rest, ok := strings.Cut(line, ":")
+		if !ok || (name != "VmHWM" && name != "VmRSS") {
+			continue
+		}
+		kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("parse %s: %w", line, err)
+		}
+		if name == "VmHWM" {
+			peak, gotPeak = kb/1024, true
+		} else {
+			current, gotCur = kb/1024, true
+		}
+	}
+	if !gotPeak || !gotCur {
+		return 0, 0, errors.New("no VmHWM/VmRSS in /proc/<pid>/status")
+	}
+	return peak, current, nil
+}
+
+// clockTicks is USER_HZ, the unit of /proc/PID/stat's times: 100 on every Linux build Go
+// supports (the kernel exports it fixed, whatever CONFIG_HZ is).
+const clockTicks = 100
+
+// procCPU returns a process's user+system CPU time so far, from /proc/PID/stat.
+func procCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces; the fields after its closing parenthesis
+	// are space-separated, utime and stime being the 14th and 15th of the whole line.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, errors.New("malformed /proc/PID/stat")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, errors.New("short /proc/PID/stat")
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, fmt.Errorf("parse /proc/PID/stat: %w", err)
+	}
+	return time.Duration(ut+st) * time.Second / clockTicks, nil
+}

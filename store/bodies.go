@@ -1,0 +1,518 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+)
+
+// Bodies by content (migrations/005_body_chunks.sql). A late request of a Claude Code session
+// is ~800 KB and repeats the previous request but for its last turn, and a session sends
+// hundreds: stored whole, a session costs the sum of its requests on disk and in CPU. Instead
+// a large body is cut into content-defined chunks — boundaries chosen by a rolling (gear)
+// hash of the bytes themselves, so an edit moves only the boundaries around it — and each
+// distinct chunk is stored once, compressed. A session then costs about its final size.
+//
+// Two savings follow from a session repeating itself. On disk: a chunk already stored is only
+// referenced. In CPU: the writer remembers each session's previous body and its chunks, so
+// the part of a new body equal to the previous one (found with one bytes comparison) reuses
+// those chunks without hashing, looking up or compressing them; only the new tail is chunked.
+
+// Chunk sizes: boundaries are sought after chunkMin bytes and forced at chunkMax; the mask
+// gives one boundary per 8 KiB on average past the minimum (≈ 16 KiB chunks). Bodies below
+// minChunked stay whole, as before.
+const (
+	chunkMin   = 8 << 10
+	chunkMax   = 64 << 10
+	chunkBits  = 13
+	minChunked = 2 * chunkMin
+)
+
+// bodyChunked marks a column that lists a body's chunks: the byte, then the body's length,
+// the chunk count and the chunk ids, all uvarints. A list per body, rather than a row per
+// chunk, keeps a turn's write to one small value: rows cost more than all the rest of it.
+const bodyChunked = 2
+
+// gear is the rolling hash's byte table: fixed pseudo-random values (splitmix64 from a
+// constant seed), so chunk boundaries are the same in every process and release.
+var gear = func() (t [256]uint64) {
+	x := uint64(0x6c6f6e676861756c) // "longhaul"
+	for i := range t {
+		x += 0x9e3779b97f4a7c15
+		z := x
+		z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+		z = (z ^ z>>27) * 0x94d049bb133111eb
+		t[i] = z ^ z>>31
+	}
+	return t
+}()
+
+// nextCut returns the length of the chunk that starts b. The hash of a position depends on the
+// 64 bytes before it (each step shifts one out), and the boundary test reads its top bits,
+// which depend on all 64.
+func nextCut(b []byte) int {
+	if len(b) <= chunkMin {
+		return len(b)
+	}
+	n := min(len(b), chunkMax)
+	var h uint64
+	for i := chunkMin - 64; i < n; i++ {
+		h = h<<1 + gear[b[i]]
+		if i >= chunkMin && h>>(64-chunkBits) == 0 {
+			return i + 1
+		}
+	}
+	return n
+}
+
+type chunkHash [16]byte
+
+// chunkRef is one chunk of a body: where it ends in the body, its hash and its row.
+type chunkRef struct {
+	end  int
+	hash chunkHash
+	id   int64
+}
+
+// bodyMemory is what the writer remembers between batches: the chunk rows it knows exist and
+// each recent session's previous body. Ids are only trusted while body_sweep's generation is
+// the one they were learnt under.
+type bodyMemory struct {
+	mu       sync.Mutex
+	stmts    map[string]*sql.Stmt // the writer's statements, prepared once (see prepared)
+	gen      int64
+	known    map[chunkHash]int64
+	sessions map[string]*lastBody
+	recent   []string // session keys, oldest first, for eviction
+	held     int      // bytes of the bodies remembered
+}
+
+type lastBody struct {
+	data   []byte // redacted; never modified once remembered
+	chunks []chunkRef
+	clean  bool // redaction masked nothing: data is also the body as received
+	// known is the set of known secrets data was redacted with: once it changes, the shared
+	// prefix must be scanned again for the new ones.
+	known *knownSet
+}
+
+// Bounds of bodyMemory: the previous bodies of the most recent sessions (a few hold megabytes)
+// and the ids of recent chunks.
+const (
+	maxRememberedBytes = 16 << 20
+	maxKnownChunks     = 1 << 16
+)
+
+func newBodyMemory() *bodyMemory {
+	return &bodyMemory{known: map[chunkHash]int64{}, sessions: map[string]*lastBody{}, stmts: map[string]*sql.Stmt{}}
+}
+
+// prepare prepares the writer's statements once, before the first batch's transaction (a
+// connection opened inside it would wait on the transaction's own lock): parsing the eight
+// statements for every batch took a fifth of its CPU. The caller holds m.mu.
+func (m *bodyMemory) prepare(ctx context.Context, db *sql.DB, texts []string) error {
+	for _, text := range texts {
+		if _, ok := m.stmts[text]; ok {
+			continue
+		}
+		s, err := db.PrepareContext(ctx, text)
+		if err != nil {
+			return err
+		}
+		m.stmts[text] = s
+	}
+	return nil
+}
+
+// prepared returns a prepared statement for use in tx (database/sql keeps it prepared per
+// connection). The caller holds m.mu.
+func (m *bodyMemory) prepared(ctx context.Context, tx *sql.Tx, text string) (*sql.Stmt, error) {
+	s, ok := m.stmts[text]
+	if !ok {
+		return nil, fmt.Errorf("statement not prepared: %.40s", text)
+	}
+	return tx.StmtContext(ctx, s), nil
+}
+
+func (m *bodyMemory) forget() {
+	clear(m.known)
+	clear(m.sessions)
+	m.recent, m.held = m.recent[:0], 0
+}
+
+func (m *bodyMemory) remember(key string, b *lastBody) {
+	if old, ok := m.sessions[key]; ok {
+		m.held -= len(old.data)
+	} else {
+		m.recent = append(m.recent, key)
+	}
+	m.sessions[key] = b
+	m.held += len(b.data)
+	for m.held > maxRememberedBytes && len(m.recent) > 1 {
+		oldest := m.recent[0]
+		m.recent = m.recent[1:]
+		if old, ok := m.sessions[oldest]; ok && oldest != key {
+			m.held -= len(old.data)
+			delete(m.sessions, oldest)
+		}
+	}
+	if len(m.known) > maxKnownChunks {
+		clear(m.known) // cheap to relearn: one lookup per chunk
+	}
+}
+
+// bodyWriter stores bodies inside one WriteExchanges transaction. Ids it learns enter the
+// shared memory only when the transaction commits (commit), since a rollback unmakes them.
+type bodyWriter struct {
+	mem            *bodyMemory
+	tx             *sql.Tx
+	lookup, insert *sql.Stmt
+	genChecked     bool
+	learnt         map[chunkHash]int64
+	sessions       map[string]*lastBody
+	order          []string
+}
+
+const (
+	lookupChunk = `SELECT id FROM body_chunks WHERE hash = ?`
+	insertChunk = `INSERT INTO body_chunks (hash, size, data) VALUES (?, ?, ?) RETURNING id`
+)
+
+func newBodyWriter(ctx context.Context, tx *sql.Tx, mem *bodyMemory) (*bodyWriter, error) {
+	w := &bodyWriter{mem: mem, tx: tx, learnt: map[chunkHash]int64{}, sessions: map[string]*lastBody{}}
+	for _, p := range []struct {
+		dst  **sql.Stmt
+		text string
+	}{
+		{&w.lookup, lookupChunk},
+		{&w.insert, insertChunk},
+	} {
+		stmt, err := mem.prepared(ctx, tx, p.text)
+		if err != nil {
+			w.close()
+			return nil, fmt.Errorf("prepare: %w", err)
+		}
+		*p.dst = stmt
+	}
+	return w, nil
+}
+
+func (w *bodyWriter) close() {
+	for _, s := range []*sql.Stmt{w.lookup, w.insert} {
+		if s != nil {
+			s.Close() //nolint:errcheck // closing a prepared statement of a finished tx
+		}
+	}
+}
+
+// checkGeneration forgets remembered ids if a sweep ran since they were learnt. It runs in
+// the writer's transaction after its first write, so no sweep can run until it commits.
+func (w *bodyWriter) checkGeneration(ctx context.Context) error {
+	if w.genChecked {
+		return nil
+	}
+	var gen int64
+	if err := w.tx.QueryRowContext(ctx, `SELECT gen FROM body_sweep`).Scan(&gen); err != nil {
+		return fmt.Errorf("sweep generation: %w", err)
+	}
+	if gen != w.mem.gen {
+		w.mem.forget()
+		w.mem.gen = gen
+	}
+	w.genChecked = true
+	return nil
+}
+
+// put redacts and stores one part (0 request, 1 forwarded, 2 reply) of an exchange and
+// returns what its exchange_bodies column holds. raw is the body as received; put may keep
+// it, so the caller must not modify it afterwards. session names the body's sequence (a
+// session's requests) for the prefix shortcut; "" has none.
+func (w *bodyWriter) put(ctx context.Context, part int, session string, raw []byte, redactor *Redactor) ([]byte, error) {
+	known := redactor.knownNow()
+	if len(raw) < minChunked {
+		return compress(redactWith(known, raw))
+	}
+	if err := w.checkGeneration(ctx); err != nil {
+		return nil, err
+	}
+	key := ""
+	var prev *lastBody
+	if session != "" {
+		key = fmt.Sprintf("%d/%s", part, session)
+		if prev = w.sessions[key]; prev == nil {
+			prev = w.mem.sessions[key]
+		}
+	}
+	body, clean := redactNew(prev, raw, known)
+	chunks := make([]chunkRef, 0, len(body)/(chunkMin+1<<chunkBits)+2)
+	start := 0
+	if prev != nil {
+		// Chunks of the previous body that end within the common prefix are this body's
+		// chunks too: the cut points depend only on the bytes from the chunk's start.
+		same := commonPrefix(prev.data, body)
+		for _, c := range prev.chunks {
+			if c.end > same {
+				break
+			}
+			chunks = append(chunks, c)
+			start = c.end
+		}
+	}
+	for start < len(body) {
+		end := start + nextCut(body[start:])
+		h := sha256.Sum256(body[start:end])
+		c := chunkRef{end: end, hash: chunkHash(h[:16])}
+		id, err := w.chunkID(ctx, c.hash, body[start:end])
+		if err != nil {
+			return nil, err
+		}
+		c.id = id
+		chunks = append(chunks, c)
+		start = end
+	}
+	if key != "" {
+		if _, ok := w.sessions[key]; !ok {
+			w.order = append(w.order, key)
+		}
+		w.sessions[key] = &lastBody{data: body, chunks: chunks, clean: clean, known: known}
+	}
+	col := make([]byte, 0, 1+2*binary.MaxVarintLen64+3*len(chunks))
+	col = binary.AppendUvarint(append(col, bodyChunked), uint64(len(body)))
+	col = binary.AppendUvarint(col, uint64(len(chunks)))
+	for _, c := range chunks {
+		col = binary.AppendUvarint(col, uint64(c.id))
+	}
+	return col, nil
+}
+
+// chunkID returns the row of a chunk, inserting it (compressed) when it is new.
+func (w *bodyWriter) chunkID(ctx context.Context, h chunkHash, raw []byte) (int64, error) {
+	if id, ok := w.learnt[h]; ok {
+		return id, nil
+	}
+	if id, ok := w.mem.known[h]; ok {
+		return id, nil
+	}
+	var id int64
+	err := w.lookup.QueryRowContext(ctx, h[:]).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		data, cerr := compress(raw)
+		if cerr != nil {
+			return 0, fmt.Errorf("compress chunk: %w", cerr)
+		}
+		err = w.insert.QueryRowContext(ctx, h[:], len(raw), data).Scan(&id)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("body chunk: %w", err)
+	}
+	w.learnt[h] = id
+	return id, nil
+}
+
+// commit makes what this transaction learnt known to later ones; call it after the commit.
+func (w *bodyWriter) commit() {
+	for h, id := range w.learnt {
+		w.mem.known[h] = id
+	}
+	for _, key := range w.order {
+		w.mem.remember(key, w.sessions[key])
+	}
+}
+
+// redactNew is Redact(raw), scanning only what raw does not share with the previous body of
+// its session when that one had nothing to mask — redaction was the writer's largest cost,
+// and it was spent on the same bytes again each turn. The shared part is cut after a byte
+// none of redact.go's patterns contains ('{', '}', '[', ']', ','), so no secret can span the
+// cut and redacting the two sides apart equals redacting the whole;
+// TestRedactSplitAtStructuralBytes keeps that true as redact.go evolves. clean reports that
+// nothing was masked (the result is raw itself).
+//
+// The known secrets (store/redact.go's Redactor) are masked the same way: the cut is only
+// taken when the previous body was scanned with the same set, and known values (API keys and
+// their base64 and URL-encoded forms) hold none of those bytes either.
+func redactNew(prev *lastBody, raw []byte, known *knownSet) (body []byte, clean bool) {
+	cut := 0
+	if prev != nil && prev.clean && prev.known == known {
+		cut = bytes.LastIndexAny(raw[:commonPrefix(prev.data, raw)], "{}[],") + 1
+	}
+	tail := raw[cut:]
+	r := redactWith(known, tail)
+	if len(r) == len(tail) && (len(r) == 0 || &r[0] == &tail[0]) {
+		return raw, true
+	}
+	return append(append(make([]byte, 0, cut+len(r)), raw[:cut]...), r...), false
+}
+
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	// Compare in blocks: the runtime's memequal is vectorised; then narrow down the block
+	// that differs.
+	const block = 4096
+	i := 0
+	for i+block <= n && string(a[i:i+block]) == string(b[i:i+block]) {
+		i += block
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+// chunkList decodes a chunked column (after its format byte): the body's length and its
+// chunk ids in order.
+func chunkList(col []byte) (size uint64, ids []int64, err error) {
+	size, k := binary.Uvarint(col)
+	if k <= 0 {
+		return 0, nil, errors.New("bad chunk list")
+	}
+	col = col[k:]
+	count, k := binary.Uvarint(col)
+	if k <= 0 || count > uint64(len(col)) {
+		return 0, nil, errors.New("bad chunk list")
+	}
+	col = col[k:]
+	ids = make([]int64, 0, count)
+	for range count {
+		id, k := binary.Uvarint(col)
+		if k <= 0 {
+			return 0, nil, errors.New("bad chunk list")
+		}
+		ids, col = append(ids, int64(id)), col[k:]
+	}
+	return size, ids, nil
+}
+
+// readChunked reassembles a body stored as chunks and checks its length.
+func readChunked(ctx context.Context, q queryer, col []byte) (string, error) {
+	size, ids, err := chunkList(col)
+	if err != nil || size > maxInflate {
+		return "", fmt.Errorf("read body: %v (%d bytes)", err, size)
+	}
+	data := make(map[int64][]byte, len(ids))
+	rows, err := q.QueryContext(ctx, `SELECT id, data FROM body_chunks WHERE id IN (SELECT value FROM json_each(?))`, idsJSON(ids))
+	if err != nil {
+		return "", fmt.Errorf("read body: %w", err)
+	}
+	defer rows.Close() //nolint:errcheck // read-only
+	for rows.Next() {
+		var id int64
+		var b []byte
+		if err := rows.Scan(&id, &b); err != nil {
+			return "", fmt.Errorf("read body: %w", err)
+		}
+		data[id] = b
+	}
+	if err := rows.Err(); err != nil {
+		return "", fmt.Errorf("read body: %w", err)
+	}
+	out := make([]byte, 0, size)
+	for _, id := range ids {
+		b, ok := data[id]
+		if !ok {
+			return "", fmt.Errorf("read body: chunk %d is missing", id)
+		}
+		if out, err = decompressAppend(out, b); err != nil {
+			return "", err
+		}
+	}
+	if uint64(len(out)) != size {
+		return "", fmt.Errorf("read body: %d bytes; stored as %d", len(out), size)
+	}
+	return string(out), nil
+}
+
+func idsJSON(ids []int64) string {
+	b := make([]byte, 0, 8*len(ids)+2)
+	b = append(b, '[')
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, id, 10)
+	}
+	return string(append(b, ']'))
+}
+
+// sweepChunks deletes the chunks no stored body lists any more and returns how many. Mark
+// and sweep run in one write transaction, so no batch can add a reference in between; a sweep
+// that deleted chunks moves the generation, so writers forget the ids they remembered.
+func (st *Store) sweepChunks(ctx context.Context) (int64, error) {
+	tx, err := st.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("sweep chunks: %w", err)
+	}
+	defer st.rollback(tx)
+	live, err := listedChunks(ctx, tx)
+	if err != nil {
+		return 0, fmt.Errorf("sweep chunks: %w", err)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM body_chunks`)
+	if err != nil {
+		return 0, fmt.Errorf("sweep chunks: %w", err)
+	}
+	var dead []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close() //nolint:errcheck
+			return 0, fmt.Errorf("sweep chunks: %w", err)
+		}
+		if _, ok := live[id]; !ok {
+			dead = append(dead, id)
+		}
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return 0, fmt.Errorf("sweep chunks: %w", err)
+	}
+	if len(dead) == 0 {
+		return 0, nil
+	}
+	for batch := range slices.Chunk(dead, retentionChunk) {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM body_chunks WHERE id IN (SELECT value FROM json_each(?))`, idsJSON(batch)); err != nil {
+			return 0, fmt.Errorf("sweep chunks: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE body_sweep SET gen = gen + 1`); err != nil {
+		return 0, fmt.Errorf("sweep chunks: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("sweep chunks: %w", err)
+	}
+	return int64(len(dead)), nil
+}
+
+// listedChunks returns the ids every stored chunk list names.
+func listedChunks(ctx context.Context, q queryer) (map[int64]struct{}, error) {
+	rows, err := q.QueryContext(ctx, `SELECT request, forwarded, reply FROM exchange_bodies`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close() //nolint:errcheck // read-only
+	live := map[int64]struct{}{}
+	for rows.Next() {
+		var cols [3][]byte
+		if err := rows.Scan(&cols[0], &cols[1], &cols[2]); err != nil {
+			return nil, err
+		}
+		for _, col := range cols {
+			if len(col) == 0 || col[0] != bodyChunked {
+				continue
+			}
+			_, ids, err := chunkList(col[1:])
+			if err != nil {
+				return nil, err // never sweep on a list we cannot read
+			}
+			for _, id := range ids {
+				live[id] = struct{}{}
+			}
+		}
+	}
+	return live, rows.Err()
+}

@@ -1,0 +1,373 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// growingSession builds the request bodies of a Claude Code session of turns turns: a fixed
+// head (system prompt, tools), then one ~8 KB tool round per turn (text that compresses about
+// as real tool output does), then the turn's last user message carrying the cache_control
+// breakpoint, which moves every turn. Body k repeats body k-1 but for its tail, as a client
+// that resends the conversation does; the last is ~800 KB.
+func growingSession(turns int) []string {
+	rng := rand.New(rand.NewPCG(1, 2))
+	words := strings.Fields("func return struct error value context store body chunk session request reply " +
+		"stream token cache model account proxy layer history retention sweep byte index table write read " +
+		"the a of to in is for on with that this it be as at by from")
+	var head strings.Builder
+	head.WriteString(`{"model":"claude-sonnet-4-5","max_tokens":32000,"stream":true,"metadata":{"user_id":"user_session_4f1c"},`)
+	head.WriteString(`"system":[{"type":"text","text":"You are Claude Code.","cache_control":{"type":"ephemeral"}}],"tools":[`)
+	for i := range 25 {
+		fmt.Fprintf(&head, `{"name":"Tool%02d","description":%q,"input_schema":{"type":"object"}},`, i, strings.Repeat("Operates on the workspace. ", 40))
+	}
+	head.WriteString(`{"name":"Last","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":"Fix the failing tests."}`)
+	var rounds strings.Builder
+	bodies := make([]string, 0, turns)
+	for turn := range turns {
+		var text strings.Builder
+		for text.Len() < 7800 {
+			text.WriteString(words[rng.IntN(len(words))])
+			if rng.IntN(12) == 0 {
+				fmt.Fprintf(&text, " %d\n", rng.IntN(100000))
+			} else {
+				text.WriteByte(' ')
+			}
+		}
+		content, _ := json.Marshal(text.String())
+		fmt.Fprintf(&rounds, `,{"role":"assistant","content":[{"type":"tool_use","id":"toolu_%04d","name":"Tool01","input":{"path":"f%d.go"}}]}`, turn, turn)
+		fmt.Fprintf(&rounds, `,{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_%04d","content":%s}]}`, turn, content)
+		last := fmt.Sprintf(`,{"role":"user","content":[{"type":"text","text":"continue (turn %d)","cache_control":{"type":"ephemeral"}}]}]}`, turn)
+		bodies = append(bodies, head.String()+rounds.String()+last)
+	}
+	return bodies
+}
+
+func sessionExchange(i int, body string) Exchange {
+	e := fullExchange(i, testNow.Add(time.Duration(i)*time.Minute))
+	e.SessionID = "sess-growing"
+	e.Bodies = &Bodies{Request: body, Reply: fmt.Sprintf(`{"id":"msg_%d","content":[{"type":"text","text":"turn %d done"}]}`, i, i)}
+	if i%7 == 3 { // now and then the proxy rewrote the request: a second large body
+		e.Bodies.Forwarded = body[:len(body)/2] + "]}"
+	}
+	return e
+}
+
+// checkBodies reads every exchange i in [from, to) back and compares its bodies byte for byte.
+func checkBodies(t *testing.T, st *Store, bodies []string, from, to int) {
+	t.Helper()
+	for i := from; i < to; i++ {
+		e, err := st.Exchange(context.Background(), fmt.Sprintf("lh_%06d", i))
+		if err != nil {
+			t.Fatalf("Exchange(%d): %v", i, err)
+		}
+		want := sessionExchange(i, bodies[i]).Bodies
+		if e.Bodies == nil || e.Bodies.Request != want.Request || e.Bodies.Reply != want.Reply || e.Bodies.Forwarded != want.Forwarded {
+			t.Fatalf("exchange %d: bodies differ from what was written (request %d bytes; want %d)", i, len(e.Bodies.Request), len(want.Request))
+		}
+	}
+}
+
+// TestGrowingSessionStoresWhatIsNew writes a 100-turn session of requests growing to ~800 KB,
+// one batch per turn as the recorder does, and checks that the history grows by less than 3×
+// the last body (not by the sum of all of them), that every body reads back byte-identical —
+// after retention deleted older exchanges too — and that export gives the same bytes.
+func TestGrowingSessionStoresWhatIsNew(t *testing.T) {
+	st, path := openTemp(t)
+	ctx := context.Background()
+	if _, err := st.EnableIncrementalVacuum(ctx); err != nil {
+		t.Fatal(err)
+	}
+	bodies := growingSession(100)
+	last := len(bodies[len(bodies)-1])
+	sum := 0
+	for _, b := range bodies {
+		sum += len(b)
+	}
+	if err := st.releaseSpace(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := fileSize(t, path)
+	for i, b := range bodies {
+		writeAll(t, st, sessionExchange(i, b))
+	}
+	if err := st.releaseSpace(ctx); err != nil { // the WAL into the file
+		t.Fatal(err)
+	}
+	grown := fileSize(t, path) - before
+	t.Logf("100 turns, last body %d bytes, all bodies %d bytes: the file grew by %d bytes = %.2f× the last body (%.1f%% of the sum); %d chunks",
+		last, sum, grown, float64(grown)/float64(last), 100*float64(grown)/float64(sum), countRows(t, st, "body_chunks"))
+	if last < 750_000 {
+		t.Fatalf("last body is %d bytes; the test wants an 800 KB-class session", last)
+	}
+	if grown >= int64(3*last) {
+		t.Errorf("history grew by %d bytes; want < 3× the last body (%d)", grown, 3*last)
+	}
+	checkBodies(t, st, bodies, 0, len(bodies))
+
+	// Retention deletes the first 60 exchanges (by age); the chunks only they used go, the
+	// shared ones stay and the remaining bodies still read back whole.
+	chunksBefore := countRows(t, st, "body_chunks")
+	st.Now = func() time.Time { return testNow.Add(60*time.Minute - time.Second + 24*time.Hour) }
+	res, err := st.ApplyRetention(ctx, Retention{MetadataAge: 24 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExchangesDeleted != 60 {
+		t.Fatalf("ApplyRetention = %+v; want the 60 oldest exchanges deleted", res)
+	}
+	if n := countRows(t, st, "body_chunks"); n >= chunksBefore || n == 0 {
+		t.Errorf("chunks after retention = %d (before %d); want the unshared ones swept and the shared kept", n, chunksBefore)
+	}
+	checkBodies(t, st, bodies, 60, 100)
+
+	// A new turn after the sweep (the writer remembered ids from before it) is still whole.
+	more := growingSession(101)
+	writeAll(t, st, sessionExchange(100, more[100]))
+	checkBodies(t, st, more, 60, 101)
+
+	var out bytes.Buffer
+	n, err := st.ExportExchanges(ctx, HistoryFilter{}, &out)
+	if err != nil || n != 41 {
+		t.Fatalf("ExportExchanges = %d, %v; want 41 exchanges", n, err)
+	}
+	dec := json.NewDecoder(&out)
+	for i := 60; i <= 100; i++ {
+		var e Exchange
+		if err := dec.Decode(&e); err != nil {
+			t.Fatal(err)
+		}
+		if e.ID != fmt.Sprintf("lh_%06d", i) || e.Bodies == nil || e.Bodies.Request != more[i] {
+			t.Fatalf("exported exchange %s: request body differs from what was written", e.ID)
+		}
+	}
+}
+
+// TestBodyAgeRetentionKeepsSharedChunks drops the bodies (not the exchanges) of the older half
+// of a session: the newer bodies share most of their chunks and must still read back whole.
+func TestBodyAgeRetentionKeepsSharedChunks(t *testing.T) {
+	st, _ := openTemp(t)
+	ctx := context.Background()
+	bodies := growingSession(20)
+	for i, b := range bodies {
+		writeAll(t, st, sessionExchange(i, b))
+	}
+	st.Now = func() time.Time { return testNow.Add(10*time.Minute - time.Second + time.Hour) }
+	res, err := st.ApplyRetention(ctx, Retention{BodyAge: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.BodiesDeleted != 10 || res.ExchangesDeleted != 0 {
+		t.Fatalf("ApplyRetention = %+v; want the 10 oldest bodies deleted", res)
+	}
+	for i := range 10 {
+		if e, err := st.Exchange(ctx, fmt.Sprintf("lh_%06d", i)); err != nil || e.Bodies != nil {
+			t.Fatalf("exchange %d after body retention: bodies %v, %v; want none", i, e.Bodies != nil, err)
+		}
+	}
+	checkBodies(t, st, bodies, 10, 20)
+}
+
+// TestChunksAreSharedAcrossSessions writes the same large body under two sessions and in two
+// stores on one file (as two processes would): it is stored once, and a sweep by the other
+// store does not leave the first one referring to chunks that are gone.
+func TestChunksAreSharedAcrossSessions(t *testing.T) {
+	st, path := openTemp(t)
+	other, _ := openAt(t, path)
+	ctx := context.Background()
+	body := growingSession(10)[9]
+	e0 := sessionExchange(0, body)
+	writeAll(t, st, e0)
+	chunks := countRows(t, st, "body_chunks")
+	e1 := sessionExchange(1, body)
+	e1.SessionID = "another-session"
+	writeAll(t, st, e1)
+	if n := countRows(t, st, "body_chunks"); n != chunks {
+		t.Errorf("chunks after the same body in another session = %d; want %d (shared)", n, chunks)
+	}
+	// The other store deletes both bodies and sweeps every chunk; the first store then writes
+	// the same body of the same session again: it must store the chunks anew.
+	if _, err := other.db.Exec(`DELETE FROM exchange_bodies`); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := other.sweepChunks(ctx); err != nil || n != int64(chunks) {
+		t.Fatalf("sweepChunks = %d, %v; want all %d chunks", n, err, chunks)
+	}
+	writeAll(t, st, sessionExchange(2, body))
+	got, err := st.Exchange(ctx, "lh_000002")
+	if err != nil || got.Bodies == nil || got.Bodies.Request != body {
+		t.Fatalf("body written after another process's sweep does not read back whole: %v", err)
+	}
+}
+
+// TestBodiesWrittenBeforeChunkingStayReadable: rows of the former format (a whole DEFLATE or
+// raw body in exchange_bodies) read back as before, beside chunked ones.
+func TestBodiesWrittenBeforeChunkingStayReadable(t *testing.T) {
+	st, _ := openTemp(t)
+	ctx := context.Background()
+	e := fullExchange(0, testNow)
+	e.Bodies = nil
+	writeAll(t, st, e)
+	big := strings.Repeat(`{"role":"user","content":"an old body, stored whole"},`, 1000)
+	whole, err := compress([]byte(big))
+	if err != nil || whole[0] != bodyDeflate {
+		t.Fatalf("compress = format %d, %v", whole[0], err)
+	}
+	small, _ := compress([]byte(`{"small":true}`))
+	if _, err := st.db.Exec(`INSERT INTO exchange_bodies (exchange_seq, request, forwarded, reply) SELECT seq, ?, NULL, ? FROM exchanges`, whole, small); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Exchange(ctx, e.ID)
+	if err != nil || got.Bodies == nil || got.Bodies.Request != big || got.Bodies.Reply != `{"small":true}` {
+		t.Fatalf("legacy bodies read back as %v, %v; want the stored bytes", got.Bodies != nil, err)
+	}
+}
+
+// TestChunkBoundariesFollowContent: an insertion near the start of a body changes only the
+// chunks around it, so the rest are found again.
+func TestChunkBoundariesFollowContent(t *testing.T) {
+	body := []byte(growingSession(40)[39])
+	cuts := func(b []byte) map[string]bool {
+		out := map[string]bool{}
+		for len(b) > 0 {
+			n := nextCut(b)
+			if n < min(len(b), chunkMin) || n > chunkMax {
+				t.Fatalf("chunk of %d bytes; want within [%d, %d]", n, chunkMin, chunkMax)
+			}
+			out[string(b[:n])] = true
+			b = b[n:]
+		}
+		return out
+	}
+	a := cuts(body)
+	edited := append(append(append([]byte{}, body[:50_000]...), "an inserted sentence"...), body[50_000:]...)
+	b := cuts(edited)
+	shared := 0
+	for c := range b {
+		if a[c] {
+			shared++
+		}
+	}
+	if shared < len(a)-3 {
+		t.Errorf("after a 20-byte insertion %d of %d chunks are unchanged; want all but the ones around it", shared, len(a))
+	}
+}
+
+// TestRedactSplitAtStructuralBytes is what redactNew relies on: cut after '{', '}', '[', ']'
+// or ',', a text redacts to the same bytes whole or in two parts, because no pattern of
+// redact.go spans such a byte. It plants every kind of secret around such bytes.
+func TestRedactSplitAtStructuralBytes(t *testing.T) {
+	texts := []string{
+		`{"x-api-key":"sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAAAAAA-wxyz"},{"k":"AIzaSyBBBBBBBBBBBBBBBBBBBBBBBBBBB"}`,
+		`[{"authorization":"Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig"},"api_key=CCCCCCCCCCCCCCCCCC",{"apikey": "DDDDDDDDDDDDDDDD"}]`,
+		`{"text":"sk-proj-EEEEEEEEEEEEEEEEEEEE,sk-ant-FFFFFFFFFFFFFFFFFFFF]Bearer GGGGGGGGGGGGGGGGGGGG}api-key:HHHHHHHHHHHHHHHH"}`,
+		`{"a":"task-1234567890123456","b":"bearers,api-keys[sk-short]"}`,
+	}
+	for _, text := range texts {
+		whole := string(Redact([]byte(text)))
+		if whole == text && !strings.Contains(text, "task-") {
+			t.Fatalf("Redact(%q) masked nothing; the test needs secrets it masks", text)
+		}
+		for c := 1; c < len(text); c++ {
+			if !strings.ContainsRune("{}[],", rune(text[c-1])) {
+				continue
+			}
+			split := string(Redact([]byte(text[:c]))) + string(Redact([]byte(text[c:])))
+			if split != whole {
+				t.Errorf("Redact split after byte %d (%q) = %q; whole = %q", c, text[c-1], split, whole)
+			}
+		}
+	}
+}
+
+// TestSessionBodiesAreRedactedWhereTheyDiffer: the writer redacts only what a body does not
+// share with the previous one of its session; a key that arrives in the new part, even one
+// that starts in the shared bytes, and a key in the shared part of a body whose predecessor
+// had one, are masked in the store and never reach the file.
+func TestSessionBodiesAreRedactedWhereTheyDiffer(t *testing.T) {
+	st, path := openTemp(t)
+	ctx := context.Background()
+	base := growingSession(4)[3]
+	base = base[:len(base)-2] // open the messages array again
+	const key = "sk-ant-api03-SECRETsecretSECRETsecret-abcd"
+	bodies := []string{
+		base + `,{"role":"user","content":"token: sk-ant-"}]}`, // clean: "ant-" is too short to be a key
+		base + `,{"role":"user","content":"token: ` + key + `"}]}`,
+		base + `,{"role":"user","content":"token: ` + key + `"},{"role":"user","content":"again"}]}`,
+	}
+	for i, b := range bodies {
+		writeAll(t, st, sessionExchange(i, b))
+	}
+	for i := range bodies {
+		e, err := st.Exchange(ctx, fmt.Sprintf("lh_%06d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := string(Redact([]byte(bodies[i])))
+		if e.Bodies == nil || e.Bodies.Request != want {
+			t.Fatalf("body %d stored as %d bytes; want Redact of it (%d bytes)", i, len(e.Bodies.Request), len(want))
+		}
+		if i > 0 && strings.Contains(e.Bodies.Request, key) {
+			t.Errorf("body %d holds the planted key", i)
+		}
+	}
+	if err := st.releaseSpace(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, suffix := range []string{"", "-wal"} {
+		b, err := os.ReadFile(path + suffix)
+		if err == nil && bytes.Contains(b, []byte("SECRETsecret")) {
+			t.Errorf("%s holds the planted key", path+suffix)
+		}
+	}
+}
+
+// BenchmarkWriteSessionTurn is the writer's cost for one turn of a long session: an 800 KB
+// request that repeats the previous one but for its last turn, with a small reply, in its own
+// batch (as the recorder writes under a steady stream of large requests).
+func BenchmarkWriteSessionTurn(b *testing.B) {
+	st, _ := openTemp(b)
+	bodies := growingSession(100)
+	for i := range 90 { // the session so far
+		writeAll(b, st, sessionExchange(i, bodies[i]))
+	}
+	next := 90
+	b.SetBytes(int64(len(bodies[99])))
+	b.ReportAllocs()
+	for b.Loop() {
+		// Turns 90–99 again and again: each differs from the previous one stored in its tail.
+		writeAll(b, st, sessionExchange(next, bodies[90+next%10]))
+		next++
+	}
+}
+
+// A secret configured after a session began is masked in that session's next bodies too,
+// though it sits in the prefix they share with bodies scanned before it was known.
+func TestSessionBodiesAreRedactedOfSecretsConfiguredMidSession(t *testing.T) {
+	st, _ := openTemp(t)
+	ctx := context.Background()
+	base := growingSession(4)[3]
+	base = base[:len(base)-2]                 // open the messages array again
+	const secret = "plainSECRETvalue7dE3qK9z" // no key shape: masked only once it is known
+	first := base + `,{"role":"user","content":"token: ` + secret + `"}]}`
+	second := first[:len(first)-2] + `,{"role":"user","content":"next"}]}`
+	writeAll(t, st, sessionExchange(0, first))
+	if _, err := st.AddAccount(ctx, Account{Label: "later", BaseURL: "https://api.example.com", Secret: secret, Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	writeAll(t, st, sessionExchange(1, second))
+	e, err := st.Exchange(ctx, "lh_000001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Bodies == nil || strings.Contains(e.Bodies.Request, secret) || len(e.Bodies.Request) < len(base) {
+		t.Fatalf("second body (%d bytes) holds the secret configured before it was written", len(e.Bodies.Request))
+	}
+}
