@@ -141,7 +141,7 @@ export const en = {
       reply: 'Reply',
     },
     sameAsReceived: 'Forwarded exactly as received.',
-    noBody: 'Not kept (history.store_bodies is off, or the body was empty).',
+    noBody: 'Not kept: history.store_bodies is off, the body was empty, or a burst filled the recorder’s body budget and only the record was kept (counted as bodiesDropped in history/status).',
   },
   diff: {
     title: 'What the proxy changed',

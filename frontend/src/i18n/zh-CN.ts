@@ -142,7 +142,7 @@ export const zhCN: Messages = {
       reply: '回复',
     },
     sameAsReceived: '与收到的完全相同地转发。',
-    noBody: '未保存（history.store_bodies 已关闭，或内容为空）。',
+    noBody: '未保存：history.store_bodies 已关闭、内容为空，或突发流量占满了记录器的正文预算、只保留了记录（计入 history/status 的 bodiesDropped）。',
   },
   diff: {
     title: '代理做了哪些改动',
