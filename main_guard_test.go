@@ -53,8 +53,10 @@ func TestHeadlessUIOnOpenAddressNeedsTheClientKey(t *testing.T) {
 				cmd.Wait() //nolint:errcheck // the exit is what we look at
 				return "", true, errOut.String()
 			}
-			return u, false, errOut.String()
+			return u, false, "" // still running: its stderr is still being written
 		case <-time.After(30 * time.Second):
+			cmd.Process.Kill() //nolint:errcheck // it may have just exited
+			cmd.Wait()         //nolint:errcheck // stderr is complete once Wait returns
 			t.Fatalf("instance neither started nor exited; stderr:\n%s", errOut.String())
 		}
 		return "", false, ""
