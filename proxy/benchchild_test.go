@@ -7,7 +7,6 @@ package proxy
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -19,13 +18,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"longhaul/proxy/pool"
+	"longhaul/proxy/proxytest"
 )
 
 const (
@@ -178,34 +177,7 @@ func startBenchChild(tb testing.TB, kind, upstream string) *benchChild {
 
 // memMB returns the child's peak (VmHWM) and current (VmRSS) resident set in MiB.
 func (c *benchChild) memMB() (peak, current float64, err error) {
-	return procMemMB(c.cmd.Process.Pid)
-}
-
-func procMemMB(pid int) (peak, current float64, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0, err
-	}
-	var gotPeak, gotCur bool
-	for line := range strings.SplitSeq(string(b), "\n") {
-		name, rest, ok := strings.Cut(line, ":")
-		if !ok || (name != "VmHWM" && name != "VmRSS") {
-			continue
-		}
-		kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-		if err != nil {
-			return 0, 0, fmt.Errorf("parse %s: %w", line, err)
-		}
-		if name == "VmHWM" {
-			peak, gotPeak = kb/1024, true
-		} else {
-			current, gotCur = kb/1024, true
-		}
-	}
-	if !gotPeak || !gotCur {
-		return 0, 0, errors.New("no VmHWM/VmRSS in /proc/<pid>/status")
-	}
-	return peak, current, nil
+	return proxytest.ProcMemMB(c.cmd.Process.Pid)
 }
 
 // stop closes the child's stdin (its signal to exit) and waits for it; a

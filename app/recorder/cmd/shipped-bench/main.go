@@ -148,7 +148,7 @@ func run(o options, out io.Writer) error {
 	// Memory given back: each process's RSS once it has been idle for o.idle.
 	for _, p := range procs {
 		time.Sleep(time.Until(loadEnd[p.name].Add(o.idle)))
-		_, rss, err := procMemMB(p.pid())
+		_, rss, err := proxytest.ProcMemMB(p.pid())
 		if err != nil {
 			return err
 		}
@@ -303,7 +303,7 @@ func measure(up *proxytest.Upstream, w *workload, p *process, l load, heapProfil
 			return f, fmt.Errorf("streams: %w", err)
 		}
 	}
-	if f.peakMB, _, err = procMemMB(p.pid()); err != nil {
+	if f.peakMB, _, err = proxytest.ProcMemMB(p.pid()); err != nil {
 		return f, err
 	}
 	return f, nil

@@ -62,9 +62,9 @@ func TestHarnessSmoke(t *testing.T) {
 	if err != nil || cpu <= 0 {
 		t.Errorf("procCPU(self) = %v, %v; want this process's CPU so far", cpu, err)
 	}
-	peak, cur, err := procMemMB(os.Getpid())
+	peak, cur, err := proxytest.ProcMemMB(os.Getpid())
 	if err != nil || peak < cur || cur <= 0 {
-		t.Errorf("procMemMB(self) = %v, %v, %v; want peak ≥ current > 0", peak, cur, err)
+		t.Errorf("proxytest.ProcMemMB(self) = %v, %v, %v; want peak ≥ current > 0", peak, cur, err)
 	}
 
 	f := figures{large: large, small: d.small, c32: 100, cpuPer1000: time.Second, peakMB: 50, idleMB: 20}
