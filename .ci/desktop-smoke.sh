@@ -64,16 +64,36 @@ inner="$work/inner.sh"
 cat > "$inner" <<INNER
 set -euo pipefail
 export HOME="$work/home" XDG_CONFIG_HOME="$work/config" XDG_DATA_HOME="$work/data" XDG_CACHE_HOME="$work/cache"
-mkdir -p "\$HOME"
+mkdir -p "\$HOME" "\$XDG_DATA_HOME"
+# A desktop session has an unlocked login keyring: give this one its own (in \$HOME), unlocked
+# with a password on stdin, so the app keeps its secrets in a real Secret Service and no
+# "create a keyring" prompt opens over the window.
+printf 'longhaul-smoke' | gnome-keyring-daemon --unlock --components=secrets --daemonize >/dev/null
+for i in \$(seq 1 60); do
+  dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets 2>/dev/null | grep -q 'boolean true' && break
+  sleep 0.5
+done
 "$bin" --data-dir "$work/longhaul" --port $port >"$work/app.log" 2>&1 &
 app=\$!
 fail() { echo "desktop smoke: \$*" >&2; cat "$work/app.log" >&2; import -window root "$shot" 2>/dev/null || true; kill \$app 2>/dev/null || true; exit 1; }
+# stop_app ends the app as a session logout would (SIGTERM) and fails, with its goroutines,
+# if it does not exit: a hang must fail the run, never stall it.
+stop_app() {
+  kill \$app
+  for i in \$(seq 1 120); do kill -0 \$app 2>/dev/null || break; sleep 0.25; done
+  if kill -0 \$app 2>/dev/null; then
+    kill -QUIT \$app; sleep 1
+    fail "the app did not exit within 30 s of SIGTERM"
+  fi
+  wait \$app || true
+}
 for i in \$(seq 1 120); do
   curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
   kill -0 \$app 2>/dev/null || fail "the app exited"
   sleep 0.5
 done
 curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null || fail "the proxy did not start"
+! grep -q "no keychain answered" "$work/app.log" || fail "the desktop app found no keychain in a session with an unlocked Secret Service"
 win=""
 for i in \$(seq 1 60); do
   win=\$(xdotool search --onlyvisible --name '^Longhaul\$' 2>/dev/null | head -n1 || true)
@@ -101,8 +121,7 @@ done
 curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && fail "the window's toggle did not stop the proxy"
 sleep 1
 import -window root "${shot%.png}-stopped.png"
-kill \$app
-wait \$app || true
+stop_app
 echo "desktop smoke: window opened, page rendered, toggle stopped the proxy"
 
 # Autostart's launch: --minimized starts in the tray, no window shown; a
@@ -127,8 +146,7 @@ done
 [ -n "\$win" ] || fail "a second launch did not show the first window"
 [ "\$(xdotool search --name '^Longhaul\$' 2>/dev/null | wc -l)" -le 2 ] || fail "a second window opened"
 curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null || fail "the first instance stopped serving"
-kill \$app
-wait \$app || true
+stop_app
 echo "desktop smoke: --minimized started hidden; a second launch exited and showed the first window"
 
 # The tray in the real app, next to the window: its menu, its toggle, close
@@ -196,8 +214,7 @@ wait_visible yes || fail "no window (geometry run)"
 sleep 1
 geometry=\$(xdotool getwindowgeometry "\$(visible)" | tr -s ' \\n' ' ')
 case "\$geometry" in *"Position: 20,30 "*"Geometry: 1000x700"*) ;; *) fail "window not restored where it was: \$geometry";; esac
-kill \$app
-wait \$app || true
+stop_app
 echo "desktop smoke: tray menu and toggle work next to the window; close hid it to the tray; Open window and Quit worked; size and position restored"
 
 # Self-update: 1.0.0 checks at start, installs 2.0.0 in its own place and

@@ -166,7 +166,7 @@ func (w *Window) startCompanions(ctx context.Context, wg *sync.WaitGroup) {
 		select {
 		case <-ctx.Done():
 		case <-signals:
-			w.Quit()
+			w.quitOnSignal()
 		}
 	})
 	if w.opts.Tray != nil {
@@ -248,6 +248,17 @@ func (w *Window) Quit() {
 	}
 	w.saveGeometry(ctx)
 	wailsruntime.Quit(ctx)
+}
+
+// quitOnSignal is Quit for a signal, which Wails also handles (it asks the window to close,
+// running beforeClose, and may end the main loop at once). It saves no geometry itself:
+// beforeClose does, while the main loop still runs. Saving here could wait on the main thread
+// while the main thread, shutting down, waits for this goroutine: the window would never exit.
+func (w *Window) quitOnSignal() {
+	w.quitting.Store(true)
+	if ctx := w.started(); ctx != nil {
+		wailsruntime.Quit(ctx) // returns at once: the close runs on Wails' own goroutine
+	}
 }
 
 // beforeClose saves the geometry and hides the window to the tray, when a
