@@ -207,8 +207,8 @@ func TestCLIChangesReachRunningInstance(t *testing.T) {
 		if err != nil {
 			t.Errorf("instance exit after SIGTERM: %v\n%s", err, stderr.String())
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("instance did not exit within 10s of SIGTERM")
+	case <-time.After(30 * time.Second):
+		t.Fatal("instance did not exit after SIGTERM (30 s hang guard)")
 	}
 	if strings.Contains(stderr.String(), "cli-secret") {
 		t.Error("the account secret appeared in the instance's logs")

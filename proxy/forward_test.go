@@ -158,8 +158,8 @@ func TestClientHangupCancelsUpstream(t *testing.T) {
 	nextEvent(t, rd, waitLimit)
 	cancel()
 	resp.Body.Close()
-	if !f.up.WaitCanceled(time.Second) {
-		t.Fatal("upstream request was not cancelled within 1s of the client hanging up")
+	if !f.up.WaitCanceled(waitLimit) {
+		t.Fatal("upstream request was not cancelled after the client hung up")
 	}
 	ex := f.obs.last(t)
 	if ex.StreamOutcome != "client_cancelled" || ex.Status != statusClientClosed {

@@ -46,8 +46,8 @@ func (r *recorder) last(tb testing.TB) Exchange {
 	tb.Helper()
 	select {
 	case <-r.done:
-	case <-time.After(5 * time.Second):
-		tb.Fatal("no exchange finished within 5s")
+	case <-time.After(waitLimit):
+		tb.Fatal("no exchange finished (hang guard)")
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -114,7 +114,7 @@ func TestUnauthorizedDisablesAccountWithReason(t *testing.T) {
 		if got != "1 401: invalid x-api-key" {
 			t.Errorf("revocation = %q; want account 1 with the upstream's message", got)
 		}
-	case <-time.After(time.Second):
+	case <-time.After(waitLimit):
 		t.Fatal("OnAccountRevoked not called")
 	}
 	if st := f.status(1); st.Available || st.DisabledBy != "401: invalid x-api-key" {

@@ -147,7 +147,7 @@ func TestStopStartStopWithRequestInFlight(t *testing.T) {
 			if err != nil {
 				t.Errorf("round %d: Stop = %v", round, err)
 			}
-		case <-time.After(5 * time.Second):
+		case <-time.After(waitLimit):
 			t.Fatalf("round %d: Stop did not return after the stream finished", round)
 		}
 		if srv.Running() {

@@ -29,7 +29,7 @@ func TestRecorderNeverBlocksAndCountsDrops(t *testing.T) {
 	}()
 	select {
 	case <-done:
-	case <-time.After(10 * time.Second): // a hang guard, not a measurement
+	case <-time.After(30 * time.Second): // a hang guard, not a measurement
 		t.Fatal("Observe blocked on a full queue")
 	}
 	if s := rec.Stats(); s.Dropped != 6 || s.Queued != 4 {
