@@ -12,7 +12,13 @@ import (
 type Exchange struct {
 	ID         string
 	State      ExchangeState
-	Route      string // "messages", "count_tokens", "models"
+	Route      string // "messages", "count_tokens", "models", "chat", "responses", "generate", "models"
+	// ClientProtocol is the wire format the client spoke (ProtocolAnthropic, ProtocolOpenAIChat,
+	// ProtocolOpenAIResponses, ProtocolGemini); UpstreamProtocol the one the last attempt sent
+	// (the account's kind: pool.KindAnthropic, KindOpenAI, KindOpenAIResponses, KindGemini), ""
+	// when no attempt was made.
+	ClientProtocol   string
+	UpstreamProtocol string
 	Method     string
 	Path       string
 	UserAgent  string
@@ -180,6 +186,14 @@ type CompactionStep struct {
 
 // TokensSaved is how many (estimated) tokens the step took out.
 func (c CompactionStep) TokensSaved() int { return c.TokensBefore - c.TokensAfter }
+
+// Client protocols, as Exchange.ClientProtocol names them.
+const (
+	ProtocolAnthropic       = "anthropic"
+	ProtocolOpenAIChat      = "openai-chat"
+	ProtocolOpenAIResponses = "openai-responses"
+	ProtocolGemini          = "gemini"
+)
 
 // ExchangeState tells a live view whether a record is new or final.
 type ExchangeState string

@@ -12,13 +12,32 @@ import (
 type Account struct {
 	ID      int64
 	Label   string
-	Kind    string // "anthropic"; room for "openai-compatible" and "gemini"
+	Kind    string // KindAnthropic, KindOpenAI, KindOpenAIResponses or KindGemini; "" is KindAnthropic
 	BaseURL string // e.g. https://api.anthropic.com
 	Secret  string
 	Enabled bool
 	Models  []string // allow-list (exact names or * patterns); empty means any model
 	// Priority orders fill-first (higher first); Weight drives the weighted policy.
 	Priority, Weight int
+}
+
+// Account kinds: the protocol an account's upstream speaks, which decides what is sent to it.
+const (
+	KindAnthropic       = "anthropic"        // Messages API at BaseURL + /v1/messages
+	KindOpenAI          = "openai"           // Chat Completions at BaseURL + /chat/completions
+	KindOpenAIResponses = "openai-responses" // Responses at BaseURL + /responses
+	KindGemini          = "gemini"           // generativelanguage API at BaseURL + /v1beta/models/…
+)
+
+// Kinds lists every account kind, in the order a UI offers them.
+var Kinds = []string{KindAnthropic, KindOpenAI, KindOpenAIResponses, KindGemini}
+
+// KindOf is a's kind with the default filled in.
+func (a Account) KindOf() string {
+	if a.Kind == "" {
+		return KindAnthropic
+	}
+	return a.Kind
 }
 
 // MaskedSecret shows enough of a secret to recognise it and no more.
