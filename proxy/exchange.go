@@ -10,23 +10,23 @@ import (
 // Exchange is the record of one client request: what came in, where it went,
 // how every attempt ended and what came back. It never holds a secret.
 type Exchange struct {
-	ID         string
-	State      ExchangeState
-	Route      string // "messages", "count_tokens", "models", "chat", "responses", "generate", "models"
+	ID    string
+	State ExchangeState
+	Route string // "messages", "count_tokens", "models", "chat", "responses", "generate", "models"
 	// ClientProtocol is the wire format the client spoke (ProtocolAnthropic, ProtocolOpenAIChat,
 	// ProtocolOpenAIResponses, ProtocolGemini); UpstreamProtocol the one the last attempt sent
 	// (the account's kind: pool.KindAnthropic, KindOpenAI, KindOpenAIResponses, KindGemini), ""
 	// when no attempt was made.
 	ClientProtocol   string
 	UpstreamProtocol string
-	Method     string
-	Path       string
-	UserAgent  string
-	RemoteAddr string
-	Model      string // as the client asked
-	ModelSent  string // after proxy.model_map, as the last attempt sent it
-	Stream     bool
-	SessionID  string
+	Method           string
+	Path             string
+	UserAgent        string
+	RemoteAddr       string
+	Model            string // as the client asked
+	ModelSent        string // after proxy.model_map, as the last attempt sent it
+	Stream           bool
+	SessionID        string
 
 	Start     time.Time
 	FirstByte time.Time // first byte written to the client; zero if none
