@@ -2,6 +2,7 @@ package pool
 
 import (
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -62,6 +63,29 @@ type Pick struct {
 	SessionID string
 	// Exclude lists accounts that already failed this request.
 	Exclude []int64
+	// ModelMap routes the model: an entry with Account set sends it to the accounts it names
+	// (see preference). nil: the model's family decides among the kinds configured.
+	ModelMap []ModelMapping
+	// Kinds, when not empty, limits the pick to accounts of these kinds.
+	Kinds []string
+}
+
+// serves reports whether a may take the pick: of an allowed kind, and its model allow-list
+// admits the model as the client named it or as the model map renames it for a.
+func (p *Pick) serves(a Account) bool {
+	if !p.fits(a) {
+		return false
+	}
+	if serves(a, p.Model) {
+		return true
+	}
+	mapped, ok := MapModel(p.ModelMap, p.Model, a)
+	return ok && serves(a, mapped)
+}
+
+// fits reports whether a is of a kind the pick allows.
+func (p *Pick) fits(a Account) bool {
+	return len(p.Kinds) == 0 || slices.Contains(p.Kinds, a.KindOf())
 }
 
 // ErrNoAccount means no account can serve the request; *NoAccountError says why.
@@ -72,6 +96,8 @@ var ErrNoAccount = errors.New("no usable upstream account")
 type NoAccountError struct {
 	Reason     string
 	RetryAfter time.Duration
+	// Unserved: no enabled account serves the model at all (a 404 to the client, not a 503).
+	Unserved bool
 }
 
 func (e *NoAccountError) Error() string { return e.Reason }

@@ -15,6 +15,7 @@ package pool
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -33,6 +34,7 @@ type Pool struct {
 	sessions    *affinityTable
 	onRevoke    func(accountID int64, reason string)
 	scratch     []Candidate
+	serving     []Account // preferenceLocked's scratch
 	leastWindow time.Duration
 }
 
@@ -131,8 +133,9 @@ func (p *Pool) Accounts() []Account {
 func (p *Pool) Pick(pick Pick, now time.Time) (Account, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	prefer := p.preferenceLocked(&pick)
 	if p.affinity && pick.SessionID != "" {
-		if i, ok := p.boundLocked(pick, now); ok {
+		if i, ok := p.boundLocked(pick, prefer, now); ok {
 			p.sessions.put(pick.SessionID, p.accounts[i].ID, now)
 			p.states[i].usage.add(now, 1, 0, 0)
 			return p.accounts[i], nil
@@ -142,7 +145,7 @@ func (p *Pool) Pick(pick Pick, now time.Time) (Account, error) {
 	_, needsUsage := p.selector.(leastUsed)
 	for i, a := range p.accounts {
 		st := p.states[i]
-		if slices.Contains(pick.Exclude, a.ID) || !st.available(a, pick.Model, now) {
+		if slices.Contains(pick.Exclude, a.ID) || !pick.serves(a) || (prefer != nil && !prefer(a)) || !st.availableFor(a, pick.Model, now) {
 			continue
 		}
 		c := Candidate{Account: a}
@@ -153,7 +156,7 @@ func (p *Pool) Pick(pick Pick, now time.Time) (Account, error) {
 	}
 	p.scratch = cands
 	if len(cands) == 0 {
-		return Account{}, p.explainLocked(pick, now)
+		return Account{}, p.explainLocked(pick, prefer, now)
 	}
 	a := cands[p.selector.Select(cands)].Account
 	clear(p.scratch[:len(cands)]) // drop references to secrets
@@ -164,20 +167,38 @@ func (p *Pool) Pick(pick Pick, now time.Time) (Account, error) {
 	return a, nil
 }
 
+// preferenceLocked is the routing preference (see preference) among the accounts that could
+// serve the pick at all: usable, of an allowed kind, allowed the model.
+func (p *Pool) preferenceLocked(pick *Pick) func(Account) bool {
+	serving := p.serving[:0]
+	for i, a := range p.accounts {
+		if p.states[i].usable(a) && pick.serves(a) {
+			serving = append(serving, a)
+		}
+	}
+	prefer := preference(pick.ModelMap, pick.Model, serving)
+	clear(serving) // drop references to secrets
+	p.serving = serving
+	return prefer
+}
+
 // boundLocked finds the account the session is bound to, if it is available
 // for this pick; it returns the account's index.
-func (p *Pool) boundLocked(pick Pick, now time.Time) (int, bool) {
+func (p *Pool) boundLocked(pick Pick, prefer func(Account) bool, now time.Time) (int, bool) {
 	id, ok := p.sessions.get(pick.SessionID, now)
 	if !ok || slices.Contains(pick.Exclude, id) {
 		return 0, false
 	}
 	i := slices.IndexFunc(p.accounts, func(a Account) bool { return a.ID == id })
-	return i, i >= 0 && p.states[i].available(p.accounts[i], pick.Model, now)
+	if i < 0 || !pick.serves(p.accounts[i]) || (prefer != nil && !prefer(p.accounts[i])) {
+		return 0, false
+	}
+	return i, p.states[i].availableFor(p.accounts[i], pick.Model, now)
 }
 
 // explainLocked builds the 503 message: why nothing is available and, when
 // accounts are cooling down, when the soonest frees up.
-func (p *Pool) explainLocked(pick Pick, now time.Time) error {
+func (p *Pool) explainLocked(pick Pick, prefer func(Account) bool, now time.Time) error {
 	var usable, serving int
 	var soonest time.Time
 	var soonestName string
@@ -187,7 +208,7 @@ func (p *Pool) explainLocked(pick Pick, now time.Time) error {
 			continue
 		}
 		usable++
-		if !serves(a, pick.Model) {
+		if !pick.serves(a) || (prefer != nil && !prefer(a)) {
 			continue
 		}
 		serving++
@@ -203,7 +224,7 @@ func (p *Pool) explainLocked(pick Pick, now time.Time) error {
 	case usable == 0:
 		return &NoAccountError{Reason: "all upstream accounts are disabled"}
 	case serving == 0:
-		return &NoAccountError{Reason: fmt.Sprintf("no enabled account serves model %q", pick.Model)}
+		return &NoAccountError{Reason: fmt.Sprintf("no enabled account serves model %q (account kinds configured: %s)", pick.Model, p.kindsLocked()), Unserved: true}
 	case !soonest.IsZero():
 		wait := soonest.Sub(now)
 		return &NoAccountError{
@@ -213,6 +234,20 @@ func (p *Pool) explainLocked(pick Pick, now time.Time) error {
 	default:
 		return &NoAccountError{Reason: "every available account failed this request"}
 	}
+}
+
+// kindsLocked lists the kinds of the enabled accounts, for messages.
+func (p *Pool) kindsLocked() string {
+	var kinds []string
+	for i, a := range p.accounts {
+		if p.states[i].usable(a) && !slices.Contains(kinds, a.KindOf()) {
+			kinds = append(kinds, a.KindOf())
+		}
+	}
+	if len(kinds) == 0 {
+		return "none enabled"
+	}
+	return strings.Join(kinds, ", ")
 }
 
 // Report records how an attempt on an account went and returns the cooldown

@@ -31,12 +31,12 @@ type quotaSnapshot struct {
 	at     time.Time
 }
 
-// available is the one answer to "may this account serve this model now":
-// enabled in the store, not refused by the upstream since, allowed the model,
-// and not cooling down for it. Pick, its 503 explanation and Status all
-// derive from it and its parts.
-func (s *state) available(a Account, model string, now time.Time) bool {
-	if !s.usable(a) || !serves(a, model) {
+// availableFor is the one answer to "may this account, known to serve the model (Pick.serves,
+// which counts the model map), serve it now": enabled in the store, not refused by the
+// upstream since, and not cooling down for it. Pick, its 503 explanation and Status derive
+// from it and its parts.
+func (s *state) availableFor(a Account, model string, now time.Time) bool {
+	if !s.usable(a) {
 		return false
 	}
 	_, cooling := s.coolingUntil(model, now)
