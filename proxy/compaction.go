@@ -189,7 +189,7 @@ func (s *Server) compactRequest(ctx context.Context, c *compactor, ex *Exchange,
 // signatures it issued (the signature cache). It runs after the reply
 // reached the client.
 func (s *Server) learn(c *compactor, res compact.Result, ex *Exchange) {
-	if ex.Route != "messages" || ex.Status < 200 || ex.Status >= 300 {
+	if ex.Status < 200 || ex.Status >= 300 {
 		return
 	}
 	u := ex.Usage

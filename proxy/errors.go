@@ -15,6 +15,9 @@ type Error struct {
 	Type       string // Anthropic error type, e.g. invalid_request_error
 	Message    string
 	RetryAfter time.Duration // sent as retry-after when > 0
+	// Param and Code are OpenAI's error.param and error.code ("" for none), for a client
+	// that speaks OpenAI.
+	Param, Code string
 }
 
 func (e *Error) Error() string { return e.Type + ": " + e.Message }
@@ -24,12 +27,16 @@ func newError(status int, typ, msg string) *Error {
 }
 
 func writeError(w http.ResponseWriter, e *Error) {
+	setErrorHeaders(w, e)
+	w.WriteHeader(e.Status)
+	w.Write(anthropic.ErrorJSON(e.Type, e.Message)) //nolint:errcheck // the client is gone if this fails
+}
+
+func setErrorHeaders(w http.ResponseWriter, e *Error) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
 	if e.RetryAfter > 0 {
 		h.Set("Retry-After", strconv.Itoa(int((e.RetryAfter+time.Second-1)/time.Second)))
 	}
-	w.WriteHeader(e.Status)
-	w.Write(anthropic.ErrorJSON(e.Type, e.Message)) //nolint:errcheck // the client is gone if this fails
 }

@@ -11,6 +11,8 @@ import (
 
 	"longhaul/proxy/anthropic"
 	"longhaul/proxy/compact"
+	"longhaul/proxy/gemini"
+	"longhaul/proxy/openai"
 	"longhaul/proxy/pool"
 )
 
@@ -21,65 +23,91 @@ const statusClientClosed = 499
 // passing on after a failed retry.
 const maxErrorBody = 1 << 20
 
-// forward runs one API request: read and peek the body, compact it when it
-// needs it, try accounts until one answers or attempts run out, relay the
-// answer, record the exchange.
-func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, comp *compactor, route string, hasBody bool) {
+// op is what an API request asks of the upstream.
+type op int
+
+const (
+	opGenerate op = iota // a model reply: Messages, Chat, Responses, generateContent
+	opCount              // a token count: count_tokens, countTokens
+)
+
+// call is one API request's protocol facts: the client's protocol, what it asks, and what
+// its translation needs on the way back.
+type call struct {
+	proto clientProtocol
+	op    op
+	route string // Exchange.Route
+	tr    translation
+	// messages is the request as a Messages body before compaction (the client's own bytes
+	// for an Anthropic client).
+	messages []byte
+	// replyMessages is the reply as a Messages body, once known (Responses keeps the
+	// conversation for previous_response_id from it).
+	replyMessages []byte
+}
+
+// native reports whether an upstream speaks the client's protocol itself.
+func (c *call) native(up upstreamProtocol) bool { return up.kind() == c.proto.nativeKind() }
+
+// forward runs one API request: read the body and translate it into Messages when the
+// client speaks another protocol, compact it when it needs it, try accounts until one answers
+// or attempts run out, relay the answer (translated back when needed), record the exchange.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, comp *compactor, c *call) {
 	ex := &Exchange{
-		ID: newExchangeID(), State: ExchangeStarted, Route: route, Method: r.Method, Path: r.URL.Path,
-		UserAgent: r.UserAgent(), RemoteAddr: r.RemoteAddr, Start: s.now(),
+		ID: newExchangeID(), State: ExchangeStarted, Route: c.route, Method: r.Method, Path: r.URL.Path,
+		UserAgent: r.UserAgent(), RemoteAddr: r.RemoteAddr, Start: s.now(), ClientProtocol: c.proto.name(),
 	}
 	w.Header().Set("Longhaul-Request-Id", ex.ID)
-	var body *requestBody
-	var peek anthropic.Peek
-	if hasBody {
-		var ok bool
-		if body, peek, ok = s.inbound(w, r, cfg, ex, route); !ok {
-			return
-		}
-		defer body.release()
+	body, messages, peek, ok := s.inbound(w, r, cfg, ex, c)
+	if !ok {
+		return
+	}
+	defer body.release()
+	if messages != body {
+		defer messages.release()
 	}
 	s.observer.Observe(*ex)
 
-	out, e := s.prepare(r, cfg, comp, ex, route, body, peek)
+	out, e := s.prepare(r, cfg, comp, ex, c, body, messages, peek)
 	if e != nil {
 		s.finish(ex, e.Status, e)
-		writeError(w, e)
+		writeErrorAs(w, c.proto, e)
 		return
 	}
-	if hasBody && (cfg.CaptureBodies || out.compacted.Changed) {
+	if cfg.CaptureBodies || out.compacted.Changed {
 		ex.keepRequestBody(body, cfg.MaxCaptureBytes)
 	}
-	last, answered := s.tryAccounts(w, r, cfg, comp, ex, out)
+	last, answered := s.tryAccounts(w, r, cfg, comp, ex, c, body, out)
 	if answered {
 		return
 	}
-	if route == "count_tokens" && comp != nil && last != nil && countUnsupported(last) {
-		s.countLocally(w, comp, ex, body.buf)
+	if c.op == opCount && comp != nil && (last == nil || countUnsupported(last)) {
+		s.countLocally(w, comp, ex, c, messages.buf)
 		return
 	}
-	s.passOn(w, cfg, ex, last)
+	s.passOn(w, cfg, ex, c, last)
 }
 
 // outbound is what every attempt of one request sends.
 type outbound struct {
-	// body is the client's bytes, or the compacted rewrite of them (a new
-	// buffer; the client's is never modified).
+	// body is the request as Messages: the client's bytes for an Anthropic client, their
+	// translation for another, or the compacted rewrite of either (a new buffer; the client's
+	// is never modified).
 	body      *requestBody
 	modelSpan anthropic.Span // where the model name is in body, for the model map
 	compacted compact.Result
 	screened  bool // the screen looked at it: pressure can be read from the reply's usage
 }
 
-// prepare runs the compaction stage on a Messages request and returns what
-// the attempts send.
-func (s *Server) prepare(r *http.Request, cfg *Config, comp *compactor, ex *Exchange, route string, body *requestBody, peek anthropic.Peek) (outbound, *Error) {
-	out := outbound{body: body, modelSpan: peek.ModelSpan}
-	if route != "messages" || comp == nil {
+// prepare runs the compaction stage on a request for a model reply and returns what the
+// attempts send.
+func (s *Server) prepare(r *http.Request, cfg *Config, comp *compactor, ex *Exchange, c *call, client, messages *requestBody, peek anthropic.Peek) (outbound, *Error) {
+	out := outbound{body: messages, modelSpan: peek.ModelSpan}
+	if c.op != opGenerate || comp == nil {
 		return out, nil
 	}
 	var e *Error
-	out.body, out.compacted, out.screened, e = s.compactStage(r, cfg, comp, ex, body, peek)
+	out.body, out.compacted, out.screened, e = s.compactStage(r, cfg, comp, ex, client, messages, peek)
 	if e != nil {
 		return out, e
 	}
@@ -94,33 +122,57 @@ func (s *Server) prepare(r *http.Request, cfg *Config, comp *compactor, ex *Exch
 
 // tryAccounts is the attempt loop. It reports answered when the client has
 // its answer (a reply relayed, no account to try, or the client gone);
-// otherwise last is the upstream failure to pass on.
-func (s *Server) tryAccounts(w http.ResponseWriter, r *http.Request, cfg *Config, comp *compactor, ex *Exchange, out outbound) (last *upstreamFailure, answered bool) {
+// otherwise last is the upstream failure to pass on (nil: a count no account of the client's
+// protocol can answer, for the local estimate).
+func (s *Server) tryAccounts(w http.ResponseWriter, r *http.Request, cfg *Config, comp *compactor, ex *Exchange, c *call, client *requestBody, out outbound) (last *upstreamFailure, answered bool) {
 	var exclude []int64
+	pick := pool.Pick{Model: ex.Model, SessionID: ex.SessionID, ModelMap: cfg.ModelMap}
+	if c.op == opCount {
+		// Only an upstream of the client's own protocol counts tokens; any other is
+		// answered from the estimator.
+		pick.Kinds = []string{c.proto.nativeKind()}
+	}
 	for attempt := range cfg.MaxAttempts {
-		acct, err := s.pool.Pick(pool.Pick{Model: ex.Model, SessionID: ex.SessionID, Exclude: exclude}, s.now())
+		pick.Exclude = exclude
+		acct, err := s.pool.Pick(pick, s.now())
 		if err != nil {
 			if last != nil {
 				return last, false // pass on the last upstream failure: it says more than "no account"
 			}
-			s.refuseNoAccount(w, ex, err)
+			var na *pool.NoAccountError
+			if c.op == opCount && errors.As(err, &na) && na.Unserved {
+				return nil, false
+			}
+			s.refuseNoAccount(w, ex, c, err)
 			return nil, true
 		}
+		up := upstreamFor(acct.KindOf())
 		att := Attempt{AccountID: acct.ID, AccountName: acct.Name(), Start: s.now()}
-		sendBody := out.body
-		ex.ModelSent = ex.Model
-		if model, ok := pool.MapModel(cfg.ModelMap, ex.Model, acct); ok && model != ex.Model && out.modelSpan.End > 0 {
-			sendBody, ex.ModelSent = staticBody(anthropic.WithModel(out.body.buf, out.modelSpan, model)), model
+		uc := &upstreamCall{route: "messages", stream: ex.Stream, model: ex.Model}
+		if c.op == opCount {
+			uc.route = "count_tokens"
 		}
-		fail, committed := s.attempt(w, r, cfg, ex, acct, sendBody)
-		if sendBody != out.body {
+		if model, ok := pool.MapModel(cfg.ModelMap, ex.Model, acct); ok {
+			uc.model = model
+		}
+		ex.ModelSent, ex.UpstreamProtocol = uc.model, up.kind()
+		sendBody, e := s.upstreamBody(r, comp, c, client, out, up, uc)
+		if e != nil {
+			att.Error = e.Message
+			ex.Attempts = append(ex.Attempts, att)
+			s.finish(ex, e.Status, e)
+			writeErrorAs(w, c.proto, e)
+			return nil, true
+		}
+		fail, committed := s.attempt(w, r, cfg, ex, c, acct, up, uc, sendBody)
+		if sendBody != out.body && sendBody != client {
 			sendBody.release()
 		}
 		att.Duration = s.now().Sub(att.Start)
 		if committed || fail == nil {
 			att.Status = ex.Status
 			ex.Attempts = append(ex.Attempts, att)
-			s.answered(ex, acct, comp, out)
+			s.answered(ex, acct, comp, c, out)
 			return nil, true
 		}
 		att.Status, att.Error = fail.status, fail.message()
@@ -130,7 +182,7 @@ func (s *Server) tryAccounts(w http.ResponseWriter, r *http.Request, cfg *Config
 			s.finish(ex, statusClientClosed, newError(statusClientClosed, "client_cancelled", "client closed the request"))
 			return nil, true
 		}
-		outcome := pool.Classify(fail.status, fail.header, fail.body, int(ex.BytesIn), s.now())
+		outcome := fail.classify(int(ex.BytesIn), s.now())
 		cooldown := s.pool.Report(acct.ID, ex.Model, outcome, s.now())
 		last = fail
 		if !outcome.Kind.Retryable() {
@@ -147,33 +199,115 @@ func (s *Server) tryAccounts(w http.ResponseWriter, r *http.Request, cfg *Config
 	return last, false
 }
 
+// upstreamBody is what one attempt sends: the client's own bytes when the upstream speaks
+// the client's protocol and nothing was rewritten (only the model renamed in place, if the
+// model map says so), else the Messages request translated for the upstream.
+func (s *Server) upstreamBody(r *http.Request, comp *compactor, c *call, client *requestBody, out outbound, up upstreamProtocol, uc *upstreamCall) (*requestBody, *Error) {
+	if c.native(up) && !out.compacted.Changed {
+		if uc.model == c.tr.model || uc.model == "" {
+			return client, nil
+		}
+		if span, ok := c.modelSpan(client.buf, out); ok {
+			return staticBody(anthropic.WithModel(client.buf, span, uc.model)), nil
+		}
+		return client, nil // Gemini: the model is in the URL
+	}
+	messages := out.body.buf
+	if uc.model != c.tr.model && out.modelSpan.End > 0 {
+		messages = anthropic.WithModel(messages, out.modelSpan, uc.model)
+	}
+	if c.proto.nativeKind() == pool.KindGemini {
+		uc.client = c.tr.client
+	}
+	if comp != nil && comp.sigs != nil {
+		uc.sigs = comp.sigs
+	}
+	body, err := up.fromMessages(messages, uc)
+	if err != nil {
+		s.log.Warn("cannot translate the request for the upstream", "kind", up.kind(), "err", err)
+		return nil, upstreamTranslationError(err)
+	}
+	if len(body) > 0 && len(body) == len(out.body.buf) && &body[0] == &out.body.buf[0] {
+		return out.body, nil // the Messages request itself, untouched
+	}
+	return staticBody(body), nil
+}
+
+// upstreamTranslationError is a request the upstream's protocol cannot express (a built-in
+// tool, a content type it lacks): the client's request, in the client's terms.
+func upstreamTranslationError(err error) *Error {
+	e := openAIRequestError(err)
+	var ge *gemini.Error
+	if errors.As(err, &ge) {
+		e = geminiRequestError(err)
+	}
+	e.Message = "the chosen upstream cannot take this request: " + e.Message
+	return e
+}
+
+// modelSpan is where the model is named in the client's own body: for the Messages shape the
+// peek found it; for OpenAI's it is the top-level "model" member; for Gemini it is not in the
+// body at all.
+func (c *call) modelSpan(body []byte, out outbound) (anthropic.Span, bool) {
+	switch c.proto.nativeKind() {
+	case pool.KindAnthropic:
+		return out.modelSpan, out.modelSpan.End > 0
+	case pool.KindGemini:
+		return anthropic.Span{}, false
+	}
+	return anthropic.MemberSpan(body, "model")
+}
+
 // refuseNoAccount answers 503 when the pool has no account to try, saying why
-// (and until when, as Retry-After, when all are cooling down).
-func (s *Server) refuseNoAccount(w http.ResponseWriter, ex *Exchange, err error) {
+// (and until when, as Retry-After, when all are cooling down); 404 when no account serves
+// the model at all.
+func (s *Server) refuseNoAccount(w http.ResponseWriter, ex *Exchange, c *call, err error) {
 	e := newError(http.StatusServiceUnavailable, anthropic.OverloadedError, err.Error())
 	var na *pool.NoAccountError
 	if errors.As(err, &na) {
 		e.RetryAfter = na.RetryAfter
+		if na.Unserved {
+			e = newError(http.StatusNotFound, anthropic.NotFoundError, err.Error())
+			e.Code, e.Param = openai.CodeModelNotFound, "model"
+		}
 	}
 	s.finish(ex, e.Status, e)
-	writeError(w, e)
+	writeErrorAs(w, c.proto, e)
 }
 
 // answered records an attempt whose reply reached the client, teaches the
 // pool and the estimator what it showed, and aborts the connection if the
 // relay was cut short.
-func (s *Server) answered(ex *Exchange, acct pool.Account, comp *compactor, out outbound) {
+func (s *Server) answered(ex *Exchange, acct pool.Account, comp *compactor, c *call, out outbound) {
 	if out.screened {
 		ex.pressureFromUsage()
 	}
 	s.finish(ex, ex.Status, nil)
 	s.pool.Report(acct.ID, ex.Model, ex.outcome(), s.now())
-	if comp != nil {
+	if comp != nil && c.op == opGenerate {
 		s.learn(comp, out.compacted, ex)
+	}
+	if c.tr.store != nil && ex.Status >= 200 && ex.Status < 300 && c.replyMessages != nil {
+		c.keepConversation()
 	}
 	if ex.abort {
 		// Abort the connection so the client sees a truncated reply, not a complete one.
 		panic(http.ErrAbortHandler)
+	}
+}
+
+// keepConversation stores a Responses exchange's conversation under the id the client saw, so
+// a later previous_response_id can name it. That id is resp_<tail> of the Messages reply's
+// msg_<tail> both when the reply was translated (openai.ResponsesReplyOptions) and when a
+// Responses upstream's reply was relayed (its decoder names the message after the response).
+func (c *call) keepConversation() {
+	_, tail, _ := strings.Cut(anthropic.Unquote(anthropic.MemberValue(c.replyMessages, "id")), "_")
+	if tail == "" {
+		return
+	}
+	conv, err := openai.ResponsesConversationAfter(c.messages, c.replyMessages)
+	if err == nil {
+		c.tr.store.Put(responsesStorePartition, "resp_"+tail, conv)
 	}
 }
 
@@ -190,42 +324,51 @@ func countUnsupported(f *upstreamFailure) bool {
 	return false
 }
 
-// countLocally answers count_tokens from the calibrated estimator, in the
-// API's own shape, when the upstream cannot count.
-func (s *Server) countLocally(w http.ResponseWriter, comp *compactor, ex *Exchange, body []byte) {
+// countLocally answers a token count from the calibrated estimator, in the
+// client's own shape, when no upstream can count.
+func (s *Server) countLocally(w http.ResponseWriter, comp *compactor, ex *Exchange, c *call, body []byte) {
 	n, err := comp.pipe.Count(body, ex.Model, ex.SessionID)
 	if err != nil {
 		e := newError(http.StatusBadRequest, anthropic.InvalidRequestError, "cannot count tokens: "+err.Error())
 		s.finish(ex, e.Status, e)
-		writeError(w, e)
+		writeErrorAs(w, c.proto, e)
 		return
+	}
+	reply := []byte(fmt.Sprintf(`{"input_tokens":%d}`, n))
+	if c.proto.nativeKind() == pool.KindGemini {
+		if reply, err = gemini.CountTokensReply(reply); err != nil {
+			e := newError(http.StatusInternalServerError, anthropic.APIError, "cannot write the count: "+err.Error())
+			s.finish(ex, e.Status, e)
+			writeErrorAs(w, c.proto, e)
+			return
+		}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Longhaul-Token-Count", "estimated")
 	w.WriteHeader(http.StatusOK)
-	fmt.Fprintf(w, `{"input_tokens":%d}`, n)
+	w.Write(reply) //nolint:errcheck // client gone
 	ex.ErrorType, ex.ErrorMessage = "", ""
 	ex.TokensBefore, ex.TokensAfter = n, n
 	s.finish(ex, http.StatusOK, nil)
 }
 
-// compactStage screens a /v1/messages request and, unless the screen shows
-// the engine would leave it alone, runs the compaction pipeline on it. It
-// returns the body to send (body itself when nothing changed).
-func (s *Server) compactStage(r *http.Request, cfg *Config, comp *compactor, ex *Exchange, body *requestBody, peek anthropic.Peek) (*requestBody, compact.Result, bool, *Error) {
+// compactStage screens a request for a model reply (as Messages) and, unless the screen
+// shows the engine would leave it alone, runs the compaction pipeline on it. It returns the
+// body to send (messages itself when nothing changed).
+func (s *Server) compactStage(r *http.Request, cfg *Config, comp *compactor, ex *Exchange, client, messages *requestBody, peek anthropic.Peek) (*requestBody, compact.Result, bool, *Error) {
 	betas := compact.ParseBetas(r.Header.Values("Anthropic-Beta"))
-	limit, screened := comp.untouched(peek, body.buf, ex.Model, ex.SessionID, betas)
+	limit, screened := comp.untouched(peek, messages.buf, ex.Model, ex.SessionID, betas)
 	ex.ContextLimit = limit
 	if screened {
-		return body, compact.Result{}, true, nil
+		return messages, compact.Result{}, true, nil
 	}
-	res, e := s.compactRequest(r.Context(), comp, ex, body.buf, betas)
+	res, e := s.compactRequest(r.Context(), comp, ex, messages.buf, betas)
 	if e != nil {
-		ex.keepRequestBody(body, cfg.MaxCaptureBytes) // the original, for the record
-		return body, res, false, e
+		ex.keepRequestBody(client, cfg.MaxCaptureBytes) // the original, for the record
+		return messages, res, false, e
 	}
 	if !res.Changed {
-		return body, res, false, nil
+		return messages, res, false, nil
 	}
 	ex.ForwardedBody = captureBytes(res.Body, cfg.MaxCaptureBytes, &ex.BodiesTruncated)
 	return staticBody(res.Body), res, false, nil
@@ -259,25 +402,35 @@ func (s *Server) finish(ex *Exchange, status int, e *Error) {
 }
 
 // passOn answers with the last upstream failure: its own status and body when
-// the upstream answered, 502 when it could not be reached.
-func (s *Server) passOn(w http.ResponseWriter, cfg *Config, ex *Exchange, f *upstreamFailure) {
+// the upstream speaks the client's protocol, the same error in the client's shape when it
+// does not, 502 when it could not be reached.
+func (s *Server) passOn(w http.ResponseWriter, cfg *Config, ex *Exchange, c *call, f *upstreamFailure) {
 	if f.status == 0 {
 		e := newError(http.StatusBadGateway, anthropic.APIError, "upstream unreachable: "+f.message())
 		if errors.Is(f.err, errFirstEventTimeout) {
 			e = newError(http.StatusGatewayTimeout, anthropic.TimeoutError, f.message())
 		}
 		s.finish(ex, e.Status, e)
-		writeError(w, e)
+		writeErrorAs(w, c.proto, e)
+		return
+	}
+	ex.ErrorType, ex.ErrorMessage = f.errorType(), f.message()
+	if cfg.CaptureBodies {
+		ex.ReplyBody = captureBytes(f.body, cfg.MaxCaptureBytes, &ex.BodiesTruncated)
+	}
+	if !c.native(f.up) {
+		e := newError(f.status, f.errorType(), f.message())
+		if ra := f.header.Get("Retry-After"); ra != "" {
+			w.Header().Set("Retry-After", ra)
+		}
+		s.finish(ex, f.status, nil)
+		writeErrorAs(w, c.proto, e)
 		return
 	}
 	copyHeader(w.Header(), f.header)
 	w.Header().Del("Content-Length")
 	w.WriteHeader(f.status)
 	w.Write(f.body) //nolint:errcheck // client gone
-	ex.ErrorType, ex.ErrorMessage = f.errorType(), f.message()
-	if cfg.CaptureBodies {
-		ex.ReplyBody = captureBytes(f.body, cfg.MaxCaptureBytes, &ex.BodiesTruncated)
-	}
 	s.finish(ex, f.status, nil)
 }
 
@@ -287,26 +440,43 @@ type upstreamFailure struct {
 	header http.Header
 	body   []byte
 	err    error
+	up     upstreamProtocol // who answered, to read body
 }
 
 func (f *upstreamFailure) errorType() string {
-	if e, ok := anthropic.ParseError(f.body); ok && e.Type != "" {
-		return e.Type
-	}
 	if f.status == 0 {
 		return anthropic.APIError
 	}
-	return http.StatusText(f.status)
+	typ, _ := f.up.errorToMessages(f.status, f.body)
+	if typ == "" {
+		return http.StatusText(f.status)
+	}
+	return typ
 }
 
 func (f *upstreamFailure) message() string {
 	if f.err != nil {
 		return f.err.Error()
 	}
-	if e, ok := anthropic.ParseError(f.body); ok && e.Message != "" {
-		return e.Message
+	_, msg := f.up.errorToMessages(f.status, f.body)
+	if msg == "" {
+		return fmt.Sprintf("upstream answered %d", f.status)
 	}
-	return fmt.Sprintf("upstream answered %d", f.status)
+	return msg
+}
+
+// classify is what the failure means for the account (pool.Classify on the error read as a
+// Messages one; a Gemini quota error's retryDelay when no header says how long to wait).
+func (f *upstreamFailure) classify(requestBytes int, now time.Time) pool.Outcome {
+	body := f.body
+	if f.status != 0 && f.up.kind() != pool.KindAnthropic {
+		body = anthropic.ErrorJSON(f.errorType(), f.message())
+	}
+	o := pool.Classify(f.status, f.header, body, requestBytes, now)
+	if o.RetryAfter == 0 && o.Kind == pool.OutcomeRateLimited {
+		o.RetryAfter = f.up.retryDelay(f.body)
+	}
+	return o
 }
 
 var errFirstEventTimeout = errors.New("upstream sent no response in time")
@@ -314,7 +484,7 @@ var errFirstEventTimeout = errors.New("upstream sent no response in time")
 // attempt sends the request to one account. It returns a failure when nothing
 // was written to the client (so another account may be tried); committed
 // reports that the response started, after which errors go in-band.
-func (s *Server) attempt(w http.ResponseWriter, r *http.Request, cfg *Config, ex *Exchange, acct pool.Account, body *requestBody) (fail *upstreamFailure, committed bool) {
+func (s *Server) attempt(w http.ResponseWriter, r *http.Request, cfg *Config, ex *Exchange, c *call, acct pool.Account, up upstreamProtocol, uc *upstreamCall, body *requestBody) (fail *upstreamFailure, committed bool) {
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
 	// The timeout covers the wait for the first event of a stream, or the
@@ -322,75 +492,116 @@ func (s *Server) attempt(w http.ResponseWriter, r *http.Request, cfg *Config, ex
 	deadline := time.AfterFunc(cfg.RequestTimeout, func() { cancel(errFirstEventTimeout) })
 	defer deadline.Stop()
 
-	out, err := outboundRequest(ctx, r, acct, body)
+	out, err := outboundRequest(ctx, r, c, acct, up, uc, body)
 	if err != nil {
-		return &upstreamFailure{err: err}, false
+		return &upstreamFailure{err: err, up: up}, false
 	}
 	resp, err := s.transport.RoundTrip(out)
 	if err != nil {
 		if cause := context.Cause(ctx); cause != nil && r.Context().Err() == nil {
 			err = cause
 		}
-		return &upstreamFailure{err: err}, false
+		return &upstreamFailure{err: err, up: up}, false
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 400 {
 		b, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		if err != nil && len(b) == 0 {
-			return &upstreamFailure{err: fmt.Errorf("read upstream %d reply: %w", resp.StatusCode, err)}, false
+			return &upstreamFailure{err: fmt.Errorf("read upstream %d reply: %w", resp.StatusCode, err), up: up}, false
 		}
-		return &upstreamFailure{status: resp.StatusCode, header: resp.Header, body: b}, false
+		return &upstreamFailure{status: resp.StatusCode, header: resp.Header, body: b, up: up}, false
 	}
+	codec := newCodec(c, up, uc)
 	if isEventStream(resp.Header) {
-		return s.relayStream(ctx, w, cfg, ex, resp, deadline, body)
+		return s.relayStream(ctx, w, cfg, ex, c, codec, resp, deadline, body)
 	}
-	return s.relayBody(ctx, w, cfg, ex, resp)
+	return s.relayBody(ctx, w, cfg, ex, c, codec, resp)
 }
 
 // outboundRequest builds the upstream request from the buffered body; the
 // inbound request is never modified, so a retry can build it again.
-func outboundRequest(ctx context.Context, in *http.Request, acct pool.Account, body *requestBody) (*http.Request, error) {
-	path := in.URL.Path
-	if in.URL.RawQuery != "" {
-		path += "?" + in.URL.RawQuery
+func outboundRequest(ctx context.Context, in *http.Request, c *call, acct pool.Account, up upstreamProtocol, uc *upstreamCall, body *requestBody) (*http.Request, error) {
+	// Only allow-listed headers go upstream (forwardHeaders): the common ones, and the
+	// client protocol's own only to an upstream of that protocol. The client's key is
+	// replaced by the account's.
+	allow := func(string) bool { return false }
+	if c.native(up) {
+		allow = c.proto.forwardHeader
+		if c.proto.nativeKind() == pool.KindAnthropic {
+			uc.path = in.URL.Path
+			if in.URL.RawQuery != "" {
+				uc.path += "?" + in.URL.RawQuery
+			}
+		}
 	}
-	// Only allow-listed headers go upstream (forwardHeaders); the client's
-	// key is replaced by the account's.
-	h := forwardHeaders(in.Header, anthropic.ForwardHeader)
-	out, err := anthropic.NewHTTPRequest(ctx, in.Method, acct.BaseURL, path, acct.Secret, h, nil)
+	h := forwardHeaders(in.Header, allow)
+	if !c.native(up) {
+		h.Del("Accept") // the client's Accept is for its protocol's reply, not this one's
+	}
+	out, err := up.newRequest(ctx, acct, uc, h, nil)
 	if err != nil {
-		return nil, fmt.Errorf("account %s: %w", acct.Name(), err)
+		return nil, err
 	}
-	if body != nil {
-		out.Body = body.reader()
-		out.ContentLength = int64(len(body.buf))
-		// Lets the Transport replay the body on a stale keep-alive connection.
-		out.GetBody = func() (io.ReadCloser, error) { return body.reader(), nil }
-	}
+	out.Body = body.reader()
+	out.ContentLength = int64(len(body.buf))
+	// Lets the Transport replay the body on a stale keep-alive connection.
+	out.GetBody = func() (io.ReadCloser, error) { return body.reader(), nil }
 	return out, nil
 }
 
-// inbound reads an API request's body and records what the peek found on
-// ex: model, session and whether it streams. A failure has been answered
-// (unless the client left) and recorded when ok is false.
-func (s *Server) inbound(w http.ResponseWriter, r *http.Request, cfg *Config, ex *Exchange, route string) (body *requestBody, peek anthropic.Peek, ok bool) {
-	body, peek, e := s.readBody(r, cfg.MaxBodyBytes)
+// inbound reads an API request's body and, for a client of another protocol, translates it
+// into Messages; it records what the peek of the Messages request found on ex: model, session
+// and whether it streams. A failure has been answered (unless the client left) and recorded
+// when ok is false. messages is client itself for an Anthropic client.
+func (s *Server) inbound(w http.ResponseWriter, r *http.Request, cfg *Config, ex *Exchange, c *call) (client, messages *requestBody, peek anthropic.Peek, ok bool) {
+	pivot := c.proto.nativeKind() == pool.KindAnthropic
+	client, peek, e := s.readBody(r, cfg.MaxBodyBytes, pivot)
+	if e == nil {
+		ex.BytesIn = int64(len(client.buf))
+		messages = client
+		if !pivot {
+			messages, peek, e = s.translateInbound(r, c, client)
+			if e != nil {
+				client.release()
+			}
+		}
+	}
 	if e != nil {
 		s.finish(ex, e.Status, e)
 		if e.Status != statusClientClosed {
-			writeError(w, e)
+			writeErrorAs(w, c.proto, e)
 		}
-		return nil, peek, false
+		return nil, nil, peek, false
 	}
-	ex.BytesIn = int64(len(body.buf))
-	ex.Model, ex.SessionID = peek.Model, peek.SessionID(body.buf)
-	ex.Stream = route == "messages" && peek.Stream
-	return body, peek, true
+	c.messages = messages.buf
+	ex.Model, ex.SessionID = peek.Model, peek.SessionID(messages.buf)
+	if c.tr.model != "" {
+		ex.Model = c.tr.model
+	}
+	c.tr.model = ex.Model
+	ex.Stream = c.op == opGenerate && peek.Stream
+	c.tr.stream = ex.Stream
+	return client, messages, peek, true
+}
+
+// translateInbound translates a client's request into Messages and peeks at the result.
+func (s *Server) translateInbound(r *http.Request, c *call, client *requestBody) (*requestBody, anthropic.Peek, *Error) {
+	b, e := c.proto.toMessages(r, client.buf, &c.tr)
+	if e != nil {
+		return nil, anthropic.Peek{}, e
+	}
+	peek, err := anthropic.PeekRequest(b)
+	if err != nil {
+		s.log.Warn("translated request does not parse", "protocol", c.proto.name(), "err", err)
+		return nil, peek, newError(http.StatusBadRequest, anthropic.InvalidRequestError, "cannot read the request: "+err.Error())
+	}
+	return staticBody(b), peek, nil
 }
 
 // readBody buffers the request body within the limit (retries replay it)
-// and peeks at it while it arrives.
-func (s *Server) readBody(r *http.Request, limit int64) (*requestBody, anthropic.Peek, *Error) {
+// and, for a Messages request, peeks at it while it arrives; another protocol's body is
+// only checked to be JSON by its translation.
+func (s *Server) readBody(r *http.Request, limit int64, peekMessages bool) (*requestBody, anthropic.Peek, *Error) {
 	tooLarge := newError(http.StatusRequestEntityTooLarge, anthropic.RequestTooLarge,
 		fmt.Sprintf("request body exceeds the proxy's limit of %d bytes (proxy.max_body_bytes)", limit))
 	if r.ContentLength > limit {
@@ -401,7 +612,11 @@ func (s *Server) readBody(r *http.Request, limit int64) (*requestBody, anthropic
 	var err error
 	if r.ContentLength >= 0 {
 		body = s.bodies.get(int(r.ContentLength))
-		peek, err = anthropic.ReadAndPeek(r.Body, body.buf)
+		if peekMessages {
+			peek, err = anthropic.ReadAndPeek(r.Body, body.buf)
+		} else if _, err = io.ReadFull(r.Body, body.buf); err != nil {
+			err = &anthropic.ReadError{Err: err}
+		}
 	} else {
 		// Chunked upload: size unknown, so read it all, then peek.
 		var buf []byte
@@ -414,7 +629,9 @@ func (s *Server) readBody(r *http.Request, limit int64) (*requestBody, anthropic
 		} else {
 			body = s.bodies.get(len(buf))
 			copy(body.buf, buf)
-			peek, err = anthropic.PeekRequest(body.buf)
+			if peekMessages {
+				peek, err = anthropic.PeekRequest(body.buf)
+			}
 		}
 	}
 	if err == nil {

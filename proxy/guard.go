@@ -104,22 +104,33 @@ func (g *Guard) Configure(clientKey string, allowedOrigins []string) {
 // KeyRequired reports whether a client key is set.
 func (g *Guard) KeyRequired() bool { return len(g.policy.Load().key) > 0 }
 
-// clientCredential is the key a client presents: x-api-key, else Authorization: Bearer. It
-// is the one place that knows the headers a key may come in (a protocol with its own header
-// adds it here).
-func clientCredential(h http.Header) string {
+// clientCredential is the key a client presents: x-api-key (Anthropic), Authorization: Bearer
+// (OpenAI), x-goog-api-key (Gemini), and on the Gemini API's paths only, the ?key= query
+// parameter the Google SDKs may use (never recorded: history keeps the path without its query).
+// It is the one place that knows where a key may come in.
+func clientCredential(r *http.Request) string {
+	h := r.Header
 	if k := h.Get("X-Api-Key"); k != "" {
 		return k
 	}
 	if a := h.Get("Authorization"); len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
 		return strings.TrimSpace(a[7:])
 	}
+	if k := h.Get("X-Goog-Api-Key"); k != "" {
+		return k
+	}
+	if strings.HasPrefix(r.URL.Path, geminiPathPrefix) {
+		return r.URL.Query().Get("key")
+	}
 	return ""
 }
 
+// geminiPathPrefix is where the Gemini API's routes live.
+const geminiPathPrefix = "/v1beta/"
+
 // hasKey reports whether r carries the client key or a live browser session.
 func (g *Guard) hasKey(p *guardPolicy, r *http.Request) bool {
-	if subtle.ConstantTimeCompare([]byte(clientCredential(r.Header)), p.key) == 1 {
+	if subtle.ConstantTimeCompare([]byte(clientCredential(r)), p.key) == 1 {
 		return true
 	}
 	c, err := r.Cookie(SessionCookie)
@@ -157,7 +168,7 @@ func checkHost(p *guardPolicy, r *http.Request, loopbackListener bool) *Error {
 	return nil
 }
 
-var errNoKey = newError(http.StatusUnauthorized, anthropic.AuthenticationError, "invalid or missing client key (send it as x-api-key or Authorization: Bearer)")
+var errNoKey = newError(http.StatusUnauthorized, anthropic.AuthenticationError, "invalid or missing client key (send it as x-api-key, Authorization: Bearer or x-goog-api-key)")
 
 // fromWebPage reports whether a browser says a web page sent r (Fetch Metadata and Origin),
 // and the page's origin ("" when the browser did not say). A page of the same origin as the

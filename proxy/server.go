@@ -20,6 +20,8 @@ import (
 
 	"longhaul/proxy/anthropic"
 	"longhaul/proxy/compact"
+	"longhaul/proxy/gemini"
+	"longhaul/proxy/openai"
 	"longhaul/proxy/pool"
 )
 
@@ -122,8 +124,11 @@ type Server struct {
 
 	calibrator *compact.Calibrator
 	comp       atomic.Pointer[compactor] // rebuilt when Config.Compaction changes
-	cfg        atomic.Pointer[Config]
-	requests   atomic.Int64
+	models     *modelLister
+	// responses keeps Responses conversations for previous_response_id (bounded, expiring).
+	responses *openai.ResponsesStore
+	cfg       atomic.Pointer[Config]
+	requests  atomic.Int64
 
 	mu       sync.Mutex // guards the listener state below
 	srv      *http.Server
@@ -163,6 +168,8 @@ func New(cfg Config, opts Options) (*Server, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.models = &modelLister{transport: s.transport, now: s.now, lists: map[int64]modelList{}}
+	s.responses = openai.NewResponsesStore(openai.ResponsesStoreOptions{Now: s.now})
 	c := cfg.withDefaults()
 	if err := s.pool.Configure(c.Policy, !c.NoSessionAffinity); err != nil {
 		return nil, err
@@ -338,14 +345,24 @@ func (s *Server) routes() http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, "Longhaul proxy. Point ANTHROPIC_BASE_URL here.\n") //nolint:errcheck
 	})
-	mux.Handle("POST /v1/messages", s.api("messages", true))
-	mux.Handle("POST /v1/messages/count_tokens", s.api("count_tokens", true))
-	mux.Handle("GET /v1/models", s.api("models", false))
-	mux.HandleFunc("OPTIONS /v1/", func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("POST /v1/messages", s.api(messagesClient{}, fixedCall(opGenerate, "messages")))
+	mux.Handle("POST /v1/messages/count_tokens", s.api(messagesClient{}, fixedCall(opCount, "count_tokens")))
+	mux.Handle("POST /v1/chat/completions", s.api(chatClient{}, fixedCall(opGenerate, "chat")))
+	mux.Handle("POST /v1/responses", s.api(responsesClient{}, func(c *call, _ *http.Request) *Error {
+		c.op, c.route, c.tr.store = opGenerate, "responses", s.responses
+		return nil
+	}))
+	mux.Handle("POST /v1beta/models/{call}", s.api(geminiClient{}, geminiCall))
+	mux.Handle("GET /v1/models", s.listing(messagesClient{}))
+	mux.Handle("GET /v1beta/models", s.listing(geminiClient{}))
+	mux.Handle("GET /v1beta/models/{model}", s.listing(geminiClient{}))
+	preflight := func(w http.ResponseWriter, r *http.Request) {
 		if e := s.guard.Preflight(w, r, s.cfg.Load().Loopback()); e != nil {
 			writeError(w, e)
 		}
-	})
+	}
+	mux.HandleFunc("OPTIONS /v1/", preflight)
+	mux.HandleFunc("OPTIONS /v1beta/", preflight)
 	mux.HandleFunc("/", notFound)
 	mux.Handle("/longhaul/", s.serveUI())
 	mux.HandleFunc("GET /longhaul", func(w http.ResponseWriter, r *http.Request) {
@@ -392,21 +409,66 @@ func (s *Server) serveUI() http.Handler {
 	})
 }
 
-// api wraps an upstream route with the checks every API request gets.
-func (s *Server) api(route string, hasBody bool) http.Handler {
+// api wraps an upstream route with the checks every API request gets, in the client
+// protocol's error shape; setup fills in the request's call (what it asks, from its path).
+func (s *Server) api(proto clientProtocol, setup func(*call, *http.Request) *Error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cfg := s.cfg.Load()
 		if e := s.guard.CheckAPI(w, r, cfg.Loopback()); e != nil {
-			writeError(w, e)
+			writeErrorAs(w, proto, e)
 			return
 		}
-		if hasBody {
-			s.guard.boundBody(w, r)
-			defer closeIfBodyFailed(w, r)
+		c := &call{proto: proto}
+		if e := setup(c, r); e != nil {
+			writeErrorAs(w, proto, e)
+			return
+		}
+		s.guard.boundBody(w, r)
+		defer closeIfBodyFailed(w, r)
+		s.requests.Add(1)
+		s.forward(w, r, cfg, s.comp.Load(), c)
+	})
+}
+
+// listing serves a model list behind the same guard.
+func (s *Server) listing(proto clientProtocol) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if e := s.guard.CheckAPI(w, r, s.cfg.Load().Loopback()); e != nil {
+			writeErrorAs(w, proto, e)
+			return
 		}
 		s.requests.Add(1)
-		s.forward(w, r, cfg, s.comp.Load(), route, hasBody)
+		s.serveModels(w, r, &call{proto: proto})
 	})
+}
+
+func fixedCall(o op, route string) func(*call, *http.Request) *Error {
+	return func(c *call, _ *http.Request) *Error {
+		c.op, c.route = o, route
+		return nil
+	}
+}
+
+// geminiCall reads a Gemini route's model and method from its path
+// (/v1beta/models/{model}:{method}) and the stream form from alt=sse.
+func geminiCall(c *call, r *http.Request) *Error {
+	model, method, ok := gemini.ParseModelPath(r.PathValue("call"))
+	if !ok {
+		return newError(http.StatusNotFound, anthropic.NotFoundError, fmt.Sprintf("%s is not a Gemini API method (want models/{model}:generateContent, :streamGenerateContent or :countTokens)", r.URL.Path))
+	}
+	c.tr.model, c.tr.geminiMethod = model, method
+	switch method {
+	case "generateContent":
+		c.op, c.route = opGenerate, "generate"
+	case "streamGenerateContent":
+		c.op, c.route, c.tr.stream = opGenerate, "generate", true
+		c.tr.geminiSSE = r.URL.Query().Get("alt") == "sse"
+	case "countTokens":
+		c.op, c.route = opCount, "count_tokens"
+	default:
+		return newError(http.StatusNotFound, anthropic.NotFoundError, fmt.Sprintf("the Gemini method %q is not served by Longhaul", method))
+	}
+	return nil
 }
 
 func newExchangeID() string {

@@ -297,3 +297,18 @@ func Quote(s string) []byte {
 	buf = append(buf, s[start:]...)
 	return append(buf, '"')
 }
+
+// MemberSpan is where the value of the top-level member name lies in obj (a JSON object),
+// so it can be replaced in place (WithModel); ok is false when obj has no such member.
+func MemberSpan(obj []byte, name string) (span Span, ok bool) {
+	v := MemberValue(obj, name)
+	if v == nil {
+		return Span{}, false
+	}
+	// v is a sub-slice of obj: its capacity runs to obj's end, which gives its offset.
+	start := cap(obj) - cap(v)
+	if start < 0 || start+len(v) > len(obj) {
+		return Span{}, false
+	}
+	return Span{Start: start, End: start + len(v)}, true
+}

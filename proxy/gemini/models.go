@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"longhaul/proxy/anthropic"
 )
 
 // CountTokensRequest is the body of models/{model}:countTokens: either
@@ -113,4 +115,11 @@ func ParseModelPath(tail string) (model, method string, ok bool) {
 		return "", "", false
 	}
 	return model, method, true
+}
+
+// IncludeThoughts reports whether a generateContent request asks for thought parts in the
+// reply (generationConfig.thinkingConfig.includeThoughts), without decoding its contents.
+func IncludeThoughts(body []byte) bool {
+	tc := anthropic.MemberValue(anthropic.MemberValue(body, "generationConfig"), "thinkingConfig")
+	return string(anthropic.MemberValue(tc, "includeThoughts")) == "true"
 }

@@ -1,0 +1,367 @@
+package proxy
+
+// The protocol seam over real HTTP: each client protocol against each upstream kind, the
+// client's bytes forwarded as they came when both sides speak the same protocol, errors in the
+// client's shape, routing by model, and the merged model list.
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"longhaul/proxy/gemini"
+	"longhaul/proxy/pool"
+	"longhaul/proxy/proxytest"
+	"longhaul/proxy/sse"
+)
+
+const (
+	anthropicSecret = "sk-ant-upstream-secret-0001"
+	responsesSecret = "sk-openai-upstream-secret-0002"
+	geminiSecret    = "AIza-gemini-upstream-secret-0003"
+)
+
+// seam is a proxy in front of one scripted upstream of each protocol.
+type seam struct {
+	anthropic *proxytest.Upstream
+	responses *proxytest.ResponsesUpstream
+	gemini    *proxytest.GeminiUpstream
+	srv       *Server
+	front     *httptest.Server
+	obs       *recorder
+}
+
+// newSeam starts the three upstreams and a proxy with one account per kind in kinds.
+func newSeam(tb testing.TB, cfg Config, kinds ...string) *seam {
+	tb.Helper()
+	s := &seam{anthropic: proxytest.NewUpstream(), responses: proxytest.NewResponsesUpstream(), gemini: proxytest.NewGeminiUpstream(), obs: newRecorder()}
+	s.gemini.Key = geminiSecret
+	srv, err := New(cfg, Options{Observer: s.obs})
+	if err != nil {
+		tb.Fatalf("New: %v", err)
+	}
+	var accounts []pool.Account
+	for i, k := range kinds {
+		a := pool.Account{ID: int64(i + 1), Label: k, Kind: k, Enabled: true}
+		switch k {
+		case pool.KindAnthropic:
+			a.BaseURL, a.Secret = s.anthropic.URL, anthropicSecret
+		case pool.KindOpenAIResponses:
+			a.BaseURL, a.Secret = s.responses.URL+"/v1", responsesSecret
+		case pool.KindGemini:
+			a.BaseURL, a.Secret = s.gemini.URL, geminiSecret
+		}
+		accounts = append(accounts, a)
+	}
+	srv.SetAccounts(accounts)
+	s.srv = srv
+	s.front = httptest.NewServer(srv.Handler())
+	tb.Cleanup(func() {
+		s.anthropic.Release()
+		s.front.Close()
+		s.anthropic.Close()
+		s.responses.Close()
+		s.gemini.Close()
+	})
+	return s
+}
+
+func (s *seam) post(tb testing.TB, path, body string, header ...string) (*http.Response, string) {
+	tb.Helper()
+	f := &fixture{front: s.front}
+	resp := f.post(tb, path, body, header...)
+	defer resp.Body.Close()
+	return resp, readAll(tb, resp.Body)
+}
+
+func sseNames(tb testing.TB, body string) []string {
+	tb.Helper()
+	rd := sse.NewReader(strings.NewReader(body), 0)
+	var names []string
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			return names
+		}
+		name := ev.Name
+		if name == "" {
+			name = "data"
+		}
+		names = append(names, name)
+	}
+}
+
+const responsesHello = `{"model":"claude-sonnet-4-5","input":"Say hello.","instructions":"Be brief.","max_output_tokens":256}`
+
+func TestResponsesClientThroughAnthropicUpstream(t *testing.T) {
+	s := newSeam(t, Config{}, pool.KindAnthropic)
+	resp, body := s.post(t, "/v1/responses", responsesHello, "Content-Type", "application/json")
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	var r struct {
+		ID     string `json:"id"`
+		Object string `json:"object"`
+		Status string `json:"status"`
+		Output []struct {
+			Type    string `json:"type"`
+			Content []struct {
+				Type, Text string
+			} `json:"content"`
+		} `json:"output"`
+		Usage struct {
+			InputTokens int `json:"input_tokens"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal([]byte(body), &r); err != nil || r.Object != "response" || r.Status != "completed" || len(r.Output) == 0 || !strings.HasPrefix(r.ID, "resp_") {
+		t.Fatalf("reply is not a completed response object: %v %s", err, body)
+	}
+	up := s.anthropic.LastRequest()
+	if up.Path != "/v1/messages" || up.Header.Get("X-Api-Key") != anthropicSecret || up.Header.Get("Authorization") != "" {
+		t.Errorf("upstream got %s with x-api-key %q, authorization %q; want /v1/messages with the account's key only", up.Path, up.Header.Get("X-Api-Key"), up.Header.Get("Authorization"))
+	}
+	if !strings.Contains(string(up.Body), `"system":"Be brief."`) {
+		t.Errorf("instructions did not become the system prompt: %s", up.Body)
+	}
+	ex := s.obs.last(t)
+	if ex.ClientProtocol != ProtocolOpenAIResponses || ex.UpstreamProtocol != pool.KindAnthropic || ex.Usage.InputTokens == 0 {
+		t.Errorf("exchange protocols %q → %q, usage %+v; want openai-responses → anthropic with usage", ex.ClientProtocol, ex.UpstreamProtocol, ex.Usage)
+	}
+
+	// The next turn names the first by previous_response_id: the upstream gets the whole
+	// conversation, the first reply included.
+	next := `{"model":"claude-sonnet-4-5","previous_response_id":"` + r.ID + `","input":"And goodbye.","stream":true}`
+	resp, body = s.post(t, "/v1/responses", next, "Content-Type", "application/json")
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("stream status %d, type %q: %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
+	names := sseNames(t, body)
+	if len(names) < 3 || names[0] != "response.created" || names[len(names)-1] != "response.completed" {
+		t.Errorf("stream events %v; want response.created … response.completed", names)
+	}
+	up = s.anthropic.LastRequest()
+	if !strings.Contains(string(up.Body), "Say hello.") || !strings.Contains(string(up.Body), `"role":"assistant"`) || !strings.Contains(string(up.Body), "And goodbye.") {
+		t.Errorf("previous_response_id did not bring the conversation back: %s", up.Body)
+	}
+}
+
+func TestAnthropicClientThroughResponsesUpstream(t *testing.T) {
+	s := newSeam(t, Config{}, pool.KindOpenAIResponses)
+	req := `{"model":"gpt-5","max_tokens":512,"stream":true,"messages":[{"role":"user","content":"Say hello."}]}`
+	resp, body := s.post(t, "/v1/messages", req, "Content-Type", "application/json", "Anthropic-Version", "2023-06-01", "Anthropic-Beta", "context-1m")
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	names := sseNames(t, body)
+	if len(names) < 4 || names[0] != "message_start" || names[len(names)-1] != "message_stop" {
+		t.Errorf("events %v; want message_start … message_stop", names)
+	}
+	recs := s.responses.Requests()
+	if len(recs) != 1 {
+		t.Fatalf("responses upstream got %d requests; want 1", len(recs))
+	}
+	up := recs[0]
+	if up.Header.Get("Authorization") != "Bearer "+responsesSecret || up.Header.Get("X-Api-Key") != "" {
+		t.Errorf("upstream credentials: authorization %q, x-api-key %q; want the account's bearer key only", up.Header.Get("Authorization"), up.Header.Get("X-Api-Key"))
+	}
+	for k := range up.Header {
+		if strings.HasPrefix(k, "Anthropic-") {
+			t.Errorf("Anthropic header %s reached an OpenAI upstream", k)
+		}
+	}
+	if ex := s.obs.last(t); ex.ClientProtocol != ProtocolAnthropic || ex.UpstreamProtocol != pool.KindOpenAIResponses || ex.StreamOutcome != "complete" {
+		t.Errorf("exchange %q → %q outcome %q; want anthropic → openai-responses, complete", ex.ClientProtocol, ex.UpstreamProtocol, ex.StreamOutcome)
+	}
+}
+
+func TestSameProtocolIsForwardedByteForByte(t *testing.T) {
+	t.Run("responses", func(t *testing.T) {
+		s := newSeam(t, Config{}, pool.KindOpenAIResponses)
+		req := `{"input":"Say hello.",  "model":"gpt-5","store":false,"x_future_field":{"kept":true}}`
+		resp, body := s.post(t, "/v1/responses", req, "Content-Type", "application/json", "Authorization", "Bearer client-key")
+		if resp.StatusCode != 200 {
+			t.Fatalf("status %d: %s", resp.StatusCode, body)
+		}
+		if got := string(s.responses.Requests()[0].Body); got != req {
+			t.Errorf("upstream body = %s; want the client's bytes %s", got, req)
+		}
+		if ex := s.obs.last(t); ex.Usage.OutputTokens == 0 {
+			t.Errorf("usage of a relayed reply not read: %+v", ex.Usage)
+		}
+	})
+	t.Run("gemini", func(t *testing.T) {
+		s := newSeam(t, Config{}, pool.KindGemini)
+		req := `{"contents":[{"role":"user","parts":[{"text":"Say hello."}]}], "safetySettings":[]}`
+		resp, body := s.post(t, "/v1beta/models/gemini-2.5-flash:generateContent", req, "Content-Type", "application/json")
+		if resp.StatusCode != 200 {
+			t.Fatalf("status %d: %s", resp.StatusCode, body)
+		}
+		up := s.gemini.Requests()[0]
+		if string(up.Body) != req || up.Path != "/v1beta/models/gemini-2.5-flash:generateContent" || up.Header.Get("X-Goog-Api-Key") != geminiSecret {
+			t.Errorf("upstream got %s %s (key %q); want the client's bytes at the same model with the account's key", up.Path, up.Body, up.Header.Get("X-Goog-Api-Key"))
+		}
+	})
+}
+
+func TestGeminiClientThroughAnthropicUpstream(t *testing.T) {
+	s := newSeam(t, Config{ClientKey: "local-client-key"}, pool.KindAnthropic)
+	req := `{"contents":[{"role":"user","parts":[{"text":"Say hello."}]}],"systemInstruction":{"parts":[{"text":"Be brief."}]}}`
+	resp, body := s.post(t, "/v1beta/models/claude-sonnet-4-5:generateContent?key=local-client-key", req, "Content-Type", "application/json")
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	var r gemini.Response
+	if err := json.Unmarshal([]byte(body), &r); err != nil || len(r.Candidates) != 1 || r.Candidates[0].Content == nil || r.UsageMetadata == nil {
+		t.Fatalf("reply is not a generateContent response: %v %s", err, body)
+	}
+	up := s.anthropic.LastRequest()
+	if up.RawQuery != "" || strings.Contains(string(up.Body), "local-client-key") || up.Header.Get("X-Api-Key") != anthropicSecret {
+		t.Errorf("the client's key travelled upstream or the account's did not: query %q, x-api-key %q", up.RawQuery, up.Header.Get("X-Api-Key"))
+	}
+
+	// Streams, in both of Gemini's forms.
+	resp, body = s.post(t, "/v1beta/models/claude-sonnet-4-5:streamGenerateContent?alt=sse", req, "Content-Type", "application/json", "X-Goog-Api-Key", "local-client-key")
+	if resp.StatusCode != 200 || !strings.HasPrefix(body, "data: {") {
+		t.Errorf("SSE stream: status %d, body %q", resp.StatusCode, body)
+	}
+	resp, body = s.post(t, "/v1beta/models/claude-sonnet-4-5:streamGenerateContent", req, "Content-Type", "application/json", "X-Goog-Api-Key", "local-client-key")
+	var chunks []gemini.Response
+	if err := json.Unmarshal([]byte(body), &chunks); resp.StatusCode != 200 || err != nil || len(chunks) == 0 {
+		t.Errorf("JSON-array stream: status %d, %v, body %q", resp.StatusCode, err, body)
+	}
+
+	// Errors in Google's shape: a wrong key, an unknown method.
+	for _, tc := range []struct{ path, key string }{
+		{"/v1beta/models/claude-sonnet-4-5:generateContent", "wrong"},
+		{"/v1beta/models/claude-sonnet-4-5:embedContent", "local-client-key"},
+	} {
+		resp, body = s.post(t, tc.path, req, "Content-Type", "application/json", "X-Goog-Api-Key", tc.key)
+		var e gemini.ErrorBody
+		if err := json.Unmarshal([]byte(body), &e); err != nil || e.Error.Code != resp.StatusCode || e.Error.Status == "" || resp.StatusCode < 400 {
+			t.Errorf("POST %s: %d %s; want a Google-shaped error", tc.path, resp.StatusCode, body)
+		}
+	}
+}
+
+func TestAnthropicClientThroughGeminiUpstream(t *testing.T) {
+	s := newSeam(t, Config{}, pool.KindGemini)
+	s.gemini.Enqueue(proxytest.GeminiCalls(proxytest.GeminiCall("read_file", map[string]string{"path": "a.go"})))
+	req := `{"model":"gemini-2.5-pro","max_tokens":1024,"stream":true,"thinking":{"type":"enabled","budget_tokens":512},
+	"tools":[{"name":"read_file","description":"Read a file","input_schema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}}],
+	"messages":[{"role":"user","content":"Read a.go"}]}`
+	resp, body := s.post(t, "/v1/messages", req, "Content-Type", "application/json")
+	if resp.StatusCode != 200 || !strings.Contains(body, `"type":"tool_use"`) || !strings.Contains(body, `"stop_reason":"tool_use"`) {
+		t.Fatalf("status %d; want a tool_use stream: %s", resp.StatusCode, body)
+	}
+	up := s.gemini.Requests()[0]
+	if up.Path != "/v1beta/models/gemini-2.5-pro:streamGenerateContent" || up.RawQuery != "alt=sse" {
+		t.Errorf("upstream path %s?%s; want the model's streamGenerateContent with alt=sse", up.Path, up.RawQuery)
+	}
+	// The next turn sends the call back without Gemini's thought signature (the Messages
+	// shape has no place for it): the proxy restores it, or the upstream refuses the turn.
+	var id string
+	for _, line := range strings.Split(body, "\n") {
+		if i := strings.Index(line, `"id":"`); i >= 0 && strings.Contains(line, "tool_use") {
+			id = line[i+6:]
+			id = id[:strings.Index(id, `"`)]
+		}
+	}
+	turn2 := `{"model":"gemini-2.5-pro","max_tokens":1024,
+	"tools":[{"name":"read_file","description":"Read a file","input_schema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}}],
+	"messages":[{"role":"user","content":"Read a.go"},
+	{"role":"assistant","content":[{"type":"tool_use","id":"` + id + `","name":"read_file","input":{"path":"a.go"}}]},
+	{"role":"user","content":[{"type":"tool_result","tool_use_id":"` + id + `","content":"package a"}]}]}`
+	resp, body = s.post(t, "/v1/messages", turn2, "Content-Type", "application/json")
+	if resp.StatusCode != 200 || s.gemini.Rejected() != 0 {
+		t.Errorf("second turn: status %d, upstream rejections %d: %s", resp.StatusCode, s.gemini.Rejected(), body)
+	}
+}
+
+func TestUpstreamErrorsReachTheClientInItsShape(t *testing.T) {
+	s := newSeam(t, Config{}, pool.KindGemini)
+	s.gemini.Enqueue(proxytest.GeminiRateLimited(42 * time.Second))
+	resp, body := s.post(t, "/v1/messages", `{"model":"gemini-2.5-pro","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}`, "Content-Type", "application/json")
+	if resp.StatusCode != 429 || !strings.Contains(body, `"type":"rate_limit_error"`) {
+		t.Errorf("status %d %s; want 429 rate_limit_error in Anthropic's shape", resp.StatusCode, body)
+	}
+	// The cooldown came from Gemini's retryDelay: the account is unavailable for ~42 s.
+	_, err := s.srv.Pool().Pick(pool.Pick{Model: "gemini-2.5-pro"}, time.Now())
+	var na *pool.NoAccountError
+	if !errorsAs(err, &na) || na.RetryAfter < 30*time.Second || na.RetryAfter > 43*time.Second {
+		t.Errorf("after a 429 with retryDelay 42s, Pick = %v; want a cooldown of about 42s", err)
+	}
+}
+
+func TestRoutingByModelAndUnservedModels(t *testing.T) {
+	s := newSeam(t, Config{}, pool.KindAnthropic, pool.KindOpenAIResponses)
+	resp, body := s.post(t, "/v1/messages", `{"model":"gpt-5","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}`, "Content-Type", "application/json")
+	if resp.StatusCode != 200 || len(s.responses.Requests()) != 1 || len(s.anthropic.Requests()) != 0 {
+		t.Fatalf("gpt-5 with both kinds: status %d, responses %d, anthropic %d; want it on the OpenAI account: %s", resp.StatusCode, len(s.responses.Requests()), len(s.anthropic.Requests()), body)
+	}
+	resp, body = s.post(t, "/v1/responses", `{"model":"claude-sonnet-4-5","input":"hi"}`, "Content-Type", "application/json")
+	if resp.StatusCode != 200 || len(s.anthropic.Requests()) != 1 {
+		t.Fatalf("claude via Responses: status %d, anthropic %d; want it on the Anthropic account: %s", resp.StatusCode, len(s.anthropic.Requests()), body)
+	}
+
+	// A model no account serves: 404 in the client's shape, naming the model and the kinds.
+	s.srv.SetAccounts([]pool.Account{{ID: 1, Kind: pool.KindAnthropic, BaseURL: s.anthropic.URL, Secret: anthropicSecret, Enabled: true, Models: []string{"claude-*"}}})
+	resp, body = s.post(t, "/v1/responses", `{"model":"mistral-large","input":"hi"}`, "Content-Type", "application/json")
+	var e struct {
+		Error struct{ Message, Type, Code string } `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(body), &e); err != nil || resp.StatusCode != 404 || e.Error.Code != "model_not_found" ||
+		!strings.Contains(e.Error.Message, "mistral-large") || !strings.Contains(e.Error.Message, "anthropic") {
+		t.Errorf("unserved model: %d %s; want 404 model_not_found naming the model and the kinds", resp.StatusCode, body)
+	}
+}
+
+func TestModelListIsMergedAndAnsweredInTheCallersShape(t *testing.T) {
+	cfg := Config{ModelMap: []pool.ModelMapping{{Pattern: "fast", Model: "gemini-2.5-flash"}}}
+	s := newSeam(t, cfg, pool.KindAnthropic, pool.KindGemini)
+	// A third account whose list cannot be read adds nothing and takes nothing away.
+	dead := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", 500) }))
+	defer dead.Close()
+	accounts := s.srv.Pool().Accounts()
+	s.srv.SetAccounts(append(accounts, pool.Account{ID: 9, Kind: pool.KindOpenAI, BaseURL: dead.URL, Secret: "sk-dead-account-0009", Enabled: true}))
+
+	get := func(path string, header ...string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, s.front.URL+path, nil)
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := s.front.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b := bufio.NewReader(resp.Body)
+		return resp.StatusCode, readAll(t, b)
+	}
+	_, body := get("/v1/models", "Anthropic-Version", "2023-06-01")
+	var ant struct {
+		Data []struct{ Type, ID string } `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(body), &ant); err != nil || len(ant.Data) == 0 || ant.Data[0].Type != "model" {
+		t.Fatalf("Anthropic list: %v %s", err, body)
+	}
+	for _, want := range []string{"gemini-2.5-pro", "fast"} {
+		if !strings.Contains(body, `"`+want+`"`) {
+			t.Errorf("merged list lacks %s: %s", want, body)
+		}
+	}
+	_, body = get("/v1/models", "Authorization", "Bearer any")
+	if !strings.Contains(body, `"object":"list"`) || !strings.Contains(body, `"gemini-2.5-flash"`) {
+		t.Errorf("OpenAI list: %s", body)
+	}
+	status, body := get("/v1beta/models")
+	if status != 200 || !strings.Contains(body, `"name":"models/gemini-2.5-pro"`) {
+		t.Errorf("Gemini list: %d %s", status, body)
+	}
+}
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }

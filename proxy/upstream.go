@@ -1,0 +1,248 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"longhaul/proxy/anthropic"
+	"longhaul/proxy/gemini"
+	"longhaul/proxy/openai"
+	"longhaul/proxy/pool"
+	"longhaul/proxy/sigcache"
+)
+
+// upstreamProtocol is what an account of one kind speaks: how a Messages request becomes its
+// request, and how its replies, streams and errors become Messages ones (see protocol.go).
+type upstreamProtocol interface {
+	kind() string
+	// fromMessages translates the Messages request into this upstream's body.
+	fromMessages(messages []byte, c *upstreamCall) ([]byte, error)
+	// newRequest builds the HTTP request to the account: its URL under the account's base
+	// URL (the one origin its secret goes to), its credentials, the given headers and body.
+	newRequest(ctx context.Context, acct pool.Account, c *upstreamCall, h http.Header, body io.Reader) (*http.Request, error)
+	// replyToMessages translates a non-stream reply into a Messages reply.
+	replyToMessages(body []byte, c *upstreamCall) ([]byte, error)
+	// streamToMessages starts translating a stream into Messages events (nil: it is one).
+	streamToMessages(c *upstreamCall) streamDecoder
+	// errorToMessages reads an error reply as a Messages error type and message.
+	errorToMessages(status int, body []byte) (typ, message string)
+	// retryDelay is how long an error reply's body asks to wait (0: it does not say).
+	retryDelay(body []byte) time.Duration
+}
+
+// upstreamCall is one attempt's facts the upstream side needs.
+type upstreamCall struct {
+	route  string // "messages" or "count_tokens"
+	model  string // as sent, after the model map
+	stream bool
+	// path is the client's path and query, for an Anthropic client on an Anthropic upstream
+	// (its ?beta=true and route are kept).
+	path string
+	// client is the client protocol's request as received when it is Gemini's (what the
+	// Messages shape cannot carry is taken back from it for a Gemini upstream); nil otherwise.
+	client []byte
+	// sigs keeps Gemini's thought signatures (nil: the signature cache is off).
+	sigs *sigcache.Cache
+}
+
+// upstreamFor is the protocol of an account kind.
+func upstreamFor(kind string) upstreamProtocol {
+	switch kind {
+	case pool.KindOpenAIResponses:
+		return responsesUpstream{}
+	case pool.KindGemini:
+		return geminiUpstream{}
+	case pool.KindOpenAI:
+		return chatUpstream{}
+	}
+	return messagesUpstream{}
+}
+
+// joinURL puts path under an account's base URL; a trailing slash or space is fine.
+func joinURL(baseURL, path string) string {
+	return strings.TrimRight(strings.TrimSpace(baseURL), "/") + path
+}
+
+func newUpstreamRequest(ctx context.Context, acct pool.Account, path string, h http.Header, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, joinURL(acct.BaseURL, path), body)
+	if err != nil {
+		return nil, fmt.Errorf("account %s: bad base URL: %w", acct.Name(), err)
+	}
+	req.Header = h
+	h.Del("X-Api-Key")
+	h.Del("Authorization")
+	h.Del("X-Goog-Api-Key")
+	h.Set("Content-Type", "application/json")
+	return req, nil
+}
+
+// messagesUpstream is the Anthropic Messages API.
+type messagesUpstream struct{}
+
+func (messagesUpstream) kind() string { return pool.KindAnthropic }
+
+// fromMessages keeps the request, but OpenAI reasoning carried through the Messages shape in
+// marked signatures never reaches Anthropic.
+func (messagesUpstream) fromMessages(messages []byte, _ *upstreamCall) ([]byte, error) {
+	return dropThinkingSignedBy(messages, openai.ResponsesIsReasoningSignature)
+}
+
+func (messagesUpstream) newRequest(ctx context.Context, acct pool.Account, c *upstreamCall, h http.Header, body io.Reader) (*http.Request, error) {
+	path := c.path
+	if path == "" {
+		path = "/v1/messages"
+		if c.route == "count_tokens" {
+			path = "/v1/messages/count_tokens"
+		}
+	}
+	req, err := anthropic.NewHTTPRequest(ctx, http.MethodPost, acct.BaseURL, path, acct.Secret, h, body)
+	if err != nil {
+		return nil, fmt.Errorf("account %s: %w", acct.Name(), err)
+	}
+	return req, nil
+}
+
+func (messagesUpstream) replyToMessages(body []byte, _ *upstreamCall) ([]byte, error) {
+	return body, nil
+}
+func (messagesUpstream) streamToMessages(*upstreamCall) streamDecoder { return nil }
+func (messagesUpstream) errorToMessages(status int, body []byte) (string, string) {
+	if e, ok := anthropic.ParseError(body); ok && e.Message != "" {
+		return e.Type, e.Message
+	}
+	return anthropic.ErrorType(status), fmt.Sprintf("upstream answered %d", status)
+}
+func (messagesUpstream) retryDelay([]byte) time.Duration { return 0 }
+
+// responsesUpstream is OpenAI's Responses API at the account's base URL
+// (https://api.openai.com/v1 → …/v1/responses), with a bearer key.
+type responsesUpstream struct{}
+
+func (responsesUpstream) kind() string { return pool.KindOpenAIResponses }
+func (responsesUpstream) fromMessages(messages []byte, _ *upstreamCall) ([]byte, error) {
+	return openai.ResponsesRequestFromAnthropic(messages, openai.ResponsesRequestOptions{})
+}
+func (responsesUpstream) newRequest(ctx context.Context, acct pool.Account, _ *upstreamCall, h http.Header, body io.Reader) (*http.Request, error) {
+	req, err := newUpstreamRequest(ctx, acct, "/responses", h, body)
+	if err == nil {
+		req.Header.Set("Authorization", "Bearer "+acct.Secret)
+	}
+	return req, err
+}
+func (responsesUpstream) replyToMessages(body []byte, c *upstreamCall) ([]byte, error) {
+	return openai.ResponsesReplyToAnthropic(body, openai.ResponsesReplyOptions{Model: c.model})
+}
+func (responsesUpstream) streamToMessages(c *upstreamCall) streamDecoder {
+	return openai.NewResponsesStreamToAnthropic(openai.ResponsesReplyOptions{Model: c.model})
+}
+func (responsesUpstream) errorToMessages(status int, body []byte) (string, string) {
+	return openai.ResponsesErrorToAnthropic(status, body)
+}
+func (responsesUpstream) retryDelay([]byte) time.Duration { return 0 }
+
+// geminiUpstream is the Gemini API (generativelanguage) with an API key. Streams are always
+// asked for as SSE (alt=sse), one chunk per event.
+type geminiUpstream struct{}
+
+func (geminiUpstream) kind() string { return pool.KindGemini }
+
+func (geminiUpstream) fromMessages(messages []byte, c *upstreamCall) ([]byte, error) {
+	opts := gemini.RequestOptions{Original: c.client}
+	if c.sigs != nil {
+		sigs := c.sigs
+		opts.Signature = func(key string) (string, bool) { return sigs.RecoverForTool(key, geminiFamily) }
+	}
+	return gemini.RequestFromAnthropic(messages, opts)
+}
+
+func (geminiUpstream) newRequest(ctx context.Context, acct pool.Account, c *upstreamCall, h http.Header, body io.Reader) (*http.Request, error) {
+	method := ":generateContent"
+	switch {
+	case c.route == "count_tokens":
+		method = ":countTokens"
+	case c.stream:
+		method = ":streamGenerateContent?alt=sse"
+	}
+	// The base URL is the API's root; one that already names the version is accepted too.
+	base := strings.TrimSuffix(strings.TrimRight(strings.TrimSpace(acct.BaseURL), "/"), "/v1beta")
+	acct.BaseURL = base
+	req, err := newUpstreamRequest(ctx, acct, "/v1beta/models/"+url.PathEscape(c.model)+method, h, body)
+	if err == nil {
+		req.Header.Set("X-Goog-Api-Key", acct.Secret)
+	}
+	return req, err
+}
+
+func (geminiUpstream) replyToMessages(body []byte, c *upstreamCall) ([]byte, error) {
+	return gemini.ReplyToAnthropic(body, gemini.ReplyOptions{Model: c.model, OnSignature: c.keepSignature})
+}
+func (geminiUpstream) streamToMessages(c *upstreamCall) streamDecoder {
+	return gemini.NewStreamToAnthropic(gemini.ReplyOptions{Model: c.model, OnSignature: c.keepSignature})
+}
+func (geminiUpstream) errorToMessages(status int, body []byte) (string, string) {
+	return gemini.ErrorToAnthropic(status, body)
+}
+func (geminiUpstream) retryDelay(body []byte) time.Duration {
+	d, _ := gemini.RetryDelay(body)
+	return d
+}
+
+// geminiFamily is the signature cache's family of Gemini's thought signatures.
+const geminiFamily = "gemini"
+
+// keepSignature files a Gemini thought signature under the key the next request asks for it
+// by, in the Gemini family: restored for Gemini, never sent to another family.
+func (c *upstreamCall) keepSignature(key, signature string) {
+	if c.sigs == nil || key == "" || signature == "" {
+		return
+	}
+	c.sigs.PutToolSignature(key, signature)
+	c.sigs.PutFamily(signature, geminiFamily)
+}
+
+// dropThinkingSignedBy removes the thinking blocks whose signature foreign recognises (another
+// family's reasoning carried through the Messages shape). A body with none is returned as is.
+func dropThinkingSignedBy(body []byte, foreign func(signature string) bool) ([]byte, error) {
+	if !bytes.Contains(body, []byte(`"thinking"`)) {
+		return body, nil
+	}
+	req, err := anthropic.ParseRequest(body)
+	if err != nil {
+		return nil, err
+	}
+	dropped := false
+	kept := req.Messages[:0]
+	for _, m := range req.Messages {
+		if m.IsString || m.Role != "assistant" {
+			kept = append(kept, m)
+			continue
+		}
+		var blocks []anthropic.Block
+		for _, b := range m.Blocks {
+			if b.Type == "thinking" && foreign(b.Signature()) {
+				dropped = true
+				continue
+			}
+			blocks = append(blocks, b)
+		}
+		if len(blocks) == len(m.Blocks) {
+			kept = append(kept, m)
+			continue
+		}
+		if len(blocks) > 0 {
+			m.SetBlocks(blocks)
+			kept = append(kept, m)
+		}
+	}
+	if !dropped {
+		return body, nil
+	}
+	req.Messages = kept
+	return req.Encode(), nil
+}
