@@ -1,9 +1,11 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"reflect"
@@ -244,8 +246,13 @@ func (p *poolSummarizer) Summarize(ctx context.Context, h compact.History) (stri
 			return "", fmt.Errorf("no account for the summary model %s: %w", p.model, err)
 		}
 		model, _ := pool.MapModel(cfg.ModelMap, p.model, acct)
-		sum := compact.HTTPSummarizer{BaseURL: acct.BaseURL, APIKey: acct.Secret, Model: model,
-			Client: &http.Client{Transport: s.transport, CheckRedirect: refuseRedirect}}
+		client := &http.Client{Transport: s.transport, CheckRedirect: refuseRedirect}
+		sum := compact.HTTPSummarizer{BaseURL: acct.BaseURL, APIKey: acct.Secret, Model: model, Client: client}
+		if up := upstreamFor(acct.KindOf()); up.kind() != pool.KindAnthropic {
+			sum.Send = func(ctx context.Context, body []byte) (int, http.Header, []byte, error) {
+				return sendTranslated(ctx, client, acct, up, model, body)
+			}
+		}
 		start := s.now()
 		text, err := sum.Summarize(ctx, h)
 		if err == nil {
@@ -275,3 +282,35 @@ func (p *poolSummarizer) Summarize(ctx context.Context, h compact.History) (stri
 // refuseRedirect keeps a summary call's key at the account's origin: a redirect is answered
 // as it came instead of being followed with the x-api-key on it.
 func refuseRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// sendTranslated sends a Messages request to an account of another protocol, as the proxy's
+// attempts do (translated, to the account's own origin), and returns the reply as Messages.
+func sendTranslated(ctx context.Context, client *http.Client, acct pool.Account, up upstreamProtocol, model string, messages []byte) (int, http.Header, []byte, error) {
+	uc := &upstreamCall{route: "messages", model: model}
+	body, err := up.fromMessages(messages, uc)
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("translate the summary call: %w", err)
+	}
+	req, err := up.newRequest(ctx, acct, uc, http.Header{}, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("summary request: %w", err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("read summary reply: %w", err)
+	}
+	if resp.StatusCode >= 400 {
+		typ, msg := up.errorToMessages(resp.StatusCode, data)
+		return resp.StatusCode, resp.Header, anthropic.ErrorJSON(typ, msg), nil
+	}
+	reply, err := up.replyToMessages(data, uc)
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("translate the summary reply: %w", err)
+	}
+	return resp.StatusCode, resp.Header, reply, nil
+}

@@ -365,3 +365,34 @@ func TestModelListIsMergedAndAnsweredInTheCallersShape(t *testing.T) {
 }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+func TestLayer3SummaryThroughAnAccountOfAnotherProtocol(t *testing.T) {
+	cfg := Config{Compaction: CompactionConfig{ContextLimits: map[string]int{"*": 4000}}}
+	s := newSeam(t, cfg, pool.KindOpenAIResponses)
+	var msgs []string
+	for i := range 6 {
+		msgs = append(msgs, `{"role":"user","content":"`+strings.Repeat("Explain the design of module "+string(rune('A'+i))+". ", 120)+`"}`,
+			`{"role":"assistant","content":"`+strings.Repeat("Module details follow. ", 100)+`"}`)
+	}
+	msgs = append(msgs, `{"role":"user","content":"Now summarise what we decided."}`)
+	req := `{"model":"gpt-5","max_tokens":256,"messages":[` + strings.Join(msgs, ",") + `]}`
+	resp, body := s.post(t, "/v1/messages", req, "Content-Type", "application/json")
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	recs := s.responses.Requests()
+	if len(recs) != 2 {
+		t.Fatalf("responses upstream got %d requests; want the summary call and the compacted request", len(recs))
+	}
+	if recs[0].Header.Get("Authorization") != "Bearer "+responsesSecret || !strings.Contains(string(recs[0].Body), "summar") {
+		t.Errorf("first request is not the summary call with the account's key: %s", recs[0].Body)
+	}
+	ex := s.obs.last(t)
+	layers := ""
+	for _, st := range ex.Compaction {
+		layers += st.Layer + " "
+	}
+	if !strings.Contains(layers, "Layer-3") || len(recs[1].Body) >= len(req) {
+		t.Errorf("compaction %q, forwarded %d bytes of %d; want a Layer-3 fork", layers, len(recs[1].Body), len(req))
+	}
+}

@@ -48,6 +48,10 @@ type HTTPSummarizer struct {
 	MaxTokens   int          // 0 = DefaultSummaryMaxTokens
 	ResultChars int          // 0 = DefaultSummaryResultChars
 	Client      *http.Client // nil = http.DefaultClient; cancel through ctx
+	// Send, if not nil, sends the summary call (a Messages request body) instead of a POST
+	// to BaseURL/v1/messages, and returns the reply as Messages (status, headers, body): the
+	// proxy sets it for an upstream of another protocol, which it translates for.
+	Send func(ctx context.Context, body []byte) (status int, header http.Header, reply []byte, err error)
 }
 
 var _ Summarizer = (*HTTPSummarizer)(nil)
@@ -98,36 +102,27 @@ func (s *HTTPSummarizer) Summarize(ctx context.Context, h History) (string, erro
 	if err != nil {
 		return "", fmt.Errorf("encode summary request: %w", err)
 	}
-	req, err := anthropic.NewHTTPRequest(ctx, http.MethodPost, s.BaseURL, "/v1/messages", s.APIKey, nil, bytes.NewReader(body))
-	if err != nil {
-		return "", fmt.Errorf("build summary request: %w", err)
+	send := s.Send
+	if send == nil {
+		send = s.post
 	}
-	client := s.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
+	status, header, data, err := send(ctx, body)
 	if err != nil {
-		return "", fmt.Errorf("summary request: %w", err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if err != nil {
-		return "", fmt.Errorf("read summary reply: %w", err)
+		return "", err
 	}
 	var reply summaryReply
 	if err := json.Unmarshal(data, &reply); err != nil {
-		if resp.StatusCode != http.StatusOK {
-			return "", &SummaryHTTPError{Status: resp.StatusCode, Header: resp.Header, Body: data, Message: http.StatusText(resp.StatusCode)}
+		if status != http.StatusOK {
+			return "", &SummaryHTTPError{Status: status, Header: header, Body: data, Message: http.StatusText(status)}
 		}
-		return "", fmt.Errorf("summary reply (HTTP %d): %w", resp.StatusCode, err)
+		return "", fmt.Errorf("summary reply (HTTP %d): %w", status, err)
 	}
-	if resp.StatusCode != http.StatusOK {
-		msg := http.StatusText(resp.StatusCode)
+	if status != http.StatusOK {
+		msg := http.StatusText(status)
 		if reply.Error != nil {
 			msg = reply.Error.Type + ": " + reply.Error.Message
 		}
-		return "", &SummaryHTTPError{Status: resp.StatusCode, Header: resp.Header, Body: data, Message: msg}
+		return "", &SummaryHTTPError{Status: status, Header: header, Body: data, Message: msg}
 	}
 	var out strings.Builder
 	for _, c := range reply.Content {
@@ -136,6 +131,28 @@ func (s *HTTPSummarizer) Summarize(ctx context.Context, h History) (string, erro
 		}
 	}
 	return out.String(), nil
+}
+
+// post sends the summary call to the Anthropic API at BaseURL.
+func (s *HTTPSummarizer) post(ctx context.Context, body []byte) (int, http.Header, []byte, error) {
+	req, err := anthropic.NewHTTPRequest(ctx, http.MethodPost, s.BaseURL, "/v1/messages", s.APIKey, nil, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("build summary request: %w", err)
+	}
+	client := s.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("summary request: %w", err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("read summary reply: %w", err)
+	}
+	return resp.StatusCode, resp.Header, data, nil
 }
 
 // transcript renders the history as tagged text for the summary model.
