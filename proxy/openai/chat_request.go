@@ -252,7 +252,7 @@ func ChatIncludeUsage(body []byte) bool {
 // Messages request. Errors are *ChatRequestError.
 func ChatRequestToAnthropic(body []byte, opts ChatRequestOptions) ([]byte, error) {
 	var (
-		model, messages, tools, toolChoice, parallel, maxTokensRaw   []byte
+		model, messages, tools, toolChoice, parallel, maxTokensRaw     []byte
 		maxCompletion, temperature, topP, stop, responseFormat, effort []byte
 		stream, metadata, user, promptCacheKey, safetyIdentifier, n    []byte
 		functions                                                      []byte
