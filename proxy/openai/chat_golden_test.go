@@ -46,4 +46,11 @@ func TestChatGolden(t *testing.T) {
 		}
 		return out
 	})
+	eachChatGoldenInput(t, "request_from_anthropic", "json", func(t *testing.T, name string, in []byte) []byte {
+		out, err := ChatRequestFromAnthropic(in, ChatRequestOptions{LegacyMaxTokens: strings.Contains(name, "legacy")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	})
 }

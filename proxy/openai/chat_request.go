@@ -110,6 +110,7 @@ type chatFields struct {
 	ThinkingBlocks, Refusal, FunctionCall, Text, ImageURL, InputAudio  []byte
 	File, ID, Function, Arguments, Description, Parameters, URL        []byte
 	FileData, FileID, Filename, Thinking, Signature, Data, Index       []byte
+	MediaType                                                          []byte
 }
 
 func (f *chatFields) set(k, v []byte) {
@@ -168,6 +169,8 @@ func (f *chatFields) set(k, v []byte) {
 		f.Data = v
 	case "index":
 		f.Index = v
+	case "media_type":
+		f.MediaType = v
 	}
 }
 
