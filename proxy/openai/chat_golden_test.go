@@ -53,4 +53,18 @@ func TestChatGolden(t *testing.T) {
 		}
 		return out
 	})
+	eachChatGoldenInput(t, "reply_to_anthropic", "json", func(t *testing.T, _ string, in []byte) []byte {
+		out, err := ChatReplyToAnthropic(in, chatGoldenReplyOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	})
+	eachChatGoldenInput(t, "reply_from_anthropic", "json", func(t *testing.T, _ string, in []byte) []byte {
+		out, err := ChatReplyFromAnthropic(in, chatGoldenReplyOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	})
 }
