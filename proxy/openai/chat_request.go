@@ -1,0 +1,978 @@
+package openai
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"longhaul/proxy/anthropic"
+)
+
+// Request translation between Chat Completions and Anthropic Messages.
+// Wire formats checked against openai-node's src/resources/chat/completions
+// (ChatCompletionCreateParamsBase, ChatCompletionMessageParam and its five
+// roles, ChatCompletionContentPart, ChatCompletionMessageFunctionToolCall,
+// ChatCompletionFunctionTool, ChatCompletionToolChoiceOption,
+// ChatCompletionStreamOptions), shared.ts (ResponseFormatJSONSchema,
+// ReasoningEffort) and the docs corpus (chunk delta.tool_calls[].index,
+// stream_options.include_usage: a last chunk with choices [] and the usage,
+// every earlier chunk "usage": null). Field by field (Chat ⇄ Messages):
+//
+//	model                       ⇄ model
+//	system and developer        ⇄ system (a string, or text blocks when
+//	  messages                       several; Messages has no system turns)
+//	user content string/parts   ⇄ user turn: text ⇄ text, image_url ⇄ image
+//	                                 (data URL ⇄ base64, http(s) ⇄ url),
+//	                                 file (PDF data URL) → document,
+//	                                 document → text note; input_audio → 400
+//	assistant content + refusal ⇄ text blocks (joined into one string toward Chat)
+//	assistant tool_calls        ⇄ tool_use blocks (id; function.arguments, a
+//	  (parallel)                     JSON string ⇄ input object, compact)
+//	tool messages               ⇄ tool_result blocks, all in ONE user turn
+//	                                 (consecutive tool messages merge, a user
+//	                                 message right after joins them), paired by
+//	                                 tool_call_id; image parts kept toward
+//	                                 Messages; toward Chat a result's images go
+//	                                 in a user message after the tool messages
+//	                                 (tool messages carry text only);
+//	                                 is_error is dropped (no counterpart)
+//	assistant reasoning_content → thinking only when it can be restored:
+//	  (DeepSeek) / thinking_blocks   Claude's signed thinking rides to a Chat
+//	  (LiteLLM's field)              client in thinking_blocks under a marked
+//	                                 signature and comes back from it; a Chat
+//	                                 upstream's reasoning_content rides as
+//	                                 thinking with a marked signature
+//	                                 (ChatIsReasoningSignature) and goes back
+//	                                 only to a Chat upstream; unmarked → dropped
+//	tools (function)            ⇄ tools (parameters ⇄ input_schema, kept an
+//	                                 object schema); custom tools → 400
+//	tool_choice auto/none/required/{function} ⇄ {auto}/{none}/{any}/{tool}
+//	parallel_tool_calls false   ⇄ tool_choice.disable_parallel_tool_use
+//	max_completion_tokens,      ⇄ max_tokens (default opts.MaxTokens or
+//	  else max_tokens                ChatDefaultMaxTokens); toward Chat
+//	                                 max_completion_tokens, or max_tokens with
+//	                                 opts.LegacyMaxTokens
+//	reasoning_effort            ⇄ thinking budget (low 2048, medium 8192, high
+//	                                 24576, xhigh 32768; minimal/none → off;
+//	                                 dropped when a tool is forced)
+//	response_format json_schema ⇄ output_config.format json_schema
+//	response_format json_object → a note at the end of the system prompt
+//	temperature, top_p          ⇄ temperature, top_p (dropped with thinking on)
+//	stop (string or list)       ⇄ stop_sequences (at most 4 toward Chat, its limit)
+//	metadata.user_id, else      ⇄ metadata.user_id (the proxy's session key)
+//	  prompt_cache_key, safety_identifier, user   → user toward Chat
+//	stream                      ⇄ stream; toward Chat also stream_options
+//	                                 {"include_usage":true} (usage is needed);
+//	                                 a Chat client's include_usage is read by
+//	                                 ChatIncludeUsage for the reply side
+//	n other than 1, functions, function messages → 400 naming the field
+//	logprobs, top_logprobs, seed, penalties, logit_bias, service_tier, store,
+//	prediction, modalities, audio, web_search_options, top_k: dropped.
+
+// ChatDefaultMaxTokens is the max_tokens of a Messages request translated
+// from a Chat request that sets no token limit.
+const ChatDefaultMaxTokens = ResponsesDefaultMaxTokens
+
+// ChatRequestError is a request a Chat Completions translation refuses; the
+// same type as the Responses one (both render OpenAI's error shape with
+// JSON, and Anthropic's with AnthropicJSON).
+type ChatRequestError = ResponsesRequestError
+
+// ChatRequestOptions is what a Chat request translation needs from outside.
+// The zero value is usable.
+type ChatRequestOptions struct {
+	// ForChat says the Messages-shape request will be translated back to
+	// Chat (a Chat upstream, after compaction) instead of going to
+	// Anthropic: reasoning_content then rides as thinking with a marked
+	// signature, max_tokens is written only when the client set a limit,
+	// and the Messages-only rules (no thinking with a forced tool, no
+	// temperature with thinking) are not applied.
+	ForChat bool
+	// MaxTokens is max_tokens when the request sets no limit. 0 =
+	// ChatDefaultMaxTokens.
+	MaxTokens int
+	// LegacyMaxTokens writes max_tokens instead of max_completion_tokens
+	// toward Chat, for compatible servers that know only the older name.
+	LegacyMaxTokens bool
+	// OnDropped is called with the type of each Messages block a Chat
+	// upstream cannot take (thinking, redacted_thinking, server tool
+	// blocks). nil: they are dropped silently.
+	OnDropped func(blockType string)
+}
+
+// chatFields holds the raw values of the members a message, a content part,
+// a tool call or a tool may have: nil when absent.
+type chatFields struct {
+	Type, Role, Content, Name, ToolCalls, ToolCallID, ReasoningContent []byte
+	ThinkingBlocks, Refusal, FunctionCall, Text, ImageURL, InputAudio  []byte
+	File, ID, Function, Arguments, Description, Parameters, URL        []byte
+	FileData, FileID, Filename, Thinking, Signature, Data, Index       []byte
+	MediaType                                                          []byte
+}
+
+func (f *chatFields) set(k, v []byte) {
+	switch string(k) {
+	case "type":
+		f.Type = v
+	case "role":
+		f.Role = v
+	case "content":
+		f.Content = v
+	case "name":
+		f.Name = v
+	case "tool_calls":
+		f.ToolCalls = v
+	case "tool_call_id":
+		f.ToolCallID = v
+	case "reasoning_content":
+		f.ReasoningContent = v
+	case "thinking_blocks":
+		f.ThinkingBlocks = v
+	case "refusal":
+		f.Refusal = v
+	case "function_call":
+		f.FunctionCall = v
+	case "text":
+		f.Text = v
+	case "image_url":
+		f.ImageURL = v
+	case "input_audio":
+		f.InputAudio = v
+	case "file":
+		f.File = v
+	case "id":
+		f.ID = v
+	case "function":
+		f.Function = v
+	case "arguments":
+		f.Arguments = v
+	case "description":
+		f.Description = v
+	case "parameters":
+		f.Parameters = v
+	case "url":
+		f.URL = v
+	case "file_data":
+		f.FileData = v
+	case "file_id":
+		f.FileID = v
+	case "filename":
+		f.Filename = v
+	case "thinking":
+		f.Thinking = v
+	case "signature":
+		f.Signature = v
+	case "data":
+		f.Data = v
+	case "index":
+		f.Index = v
+	case "media_type":
+		f.MediaType = v
+	}
+}
+
+func parseChatFields(obj []byte) (chatFields, error) {
+	var f chatFields
+	if len(obj) == 0 || obj[0] != '{' {
+		return f, errors.New("expected an object")
+	}
+	err := anthropic.EachMember(obj, func(k, v []byte) error {
+		f.set(k, v)
+		return nil
+	})
+	return f, err
+}
+
+// chatEachElement reads a JSON array of objects in one pass, calling fn with
+// each element's raw bytes and members. A malformed array is a plain error;
+// fn's errors are returned as they are.
+func chatEachElement(arr []byte, fn func(i int, raw []byte, f *chatFields) error) error {
+	if len(arr) == 0 || arr[0] != '[' {
+		return errors.New("expected an array")
+	}
+	n := 0
+	_, err := anthropic.WalkArray(arr, 0, func(vi int) (int, error) {
+		if vi >= len(arr) || arr[vi] != '{' {
+			return 0, fmt.Errorf("expected an object at byte %d", vi)
+		}
+		var f chatFields
+		end, err := anthropic.WalkObject(arr, vi, func(k []byte, ki int) (int, error) {
+			ve, err := anthropic.SkipValue(arr, ki)
+			if err != nil {
+				return 0, err
+			}
+			f.set(k[1:len(k)-1], arr[ki:ve])
+			return ve, nil
+		})
+		if err != nil {
+			return 0, err
+		}
+		if err := fn(n, arr[vi:end], &f); err != nil {
+			return 0, err
+		}
+		n++
+		return end, nil
+	})
+	return err
+}
+
+// chatReasoningSignature marks a thinking block that carries a Chat
+// upstream's reasoning_content (DeepSeek style) through the Messages shape:
+// the text is the reasoning, there is nothing to sign. Such a block belongs
+// to the OpenAI family and goes back only to a Chat upstream
+// (ChatIsReasoningSignature lets the proxy check).
+const chatReasoningSignature = "openai-chat-reasoning:"
+
+// ChatIsReasoningSignature reports whether a thinking signature marks a
+// Chat upstream's reasoning_content carried through the Messages shape
+// (family "openai"): it must never reach Anthropic.
+func ChatIsReasoningSignature(signature string) bool {
+	return strings.HasPrefix(signature, chatReasoningSignature)
+}
+
+// chatJSONObjectNote asks for what response_format json_object guarantees on
+// OpenAI: Messages has no JSON mode, so the system prompt says it.
+const chatJSONObjectNote = "Respond with a single valid JSON object and nothing else: no prose, no code fences."
+
+// ChatIncludeUsage reports whether a Chat request asks for the usage chunk
+// at the end of its stream (stream_options.include_usage): the Messages
+// request does not carry it, and the reply side needs it.
+func ChatIncludeUsage(body []byte) bool {
+	if len(body) == 0 || body[0] != '{' {
+		return false
+	}
+	so := anthropic.MemberValue(body, "stream_options")
+	if len(so) == 0 || so[0] != '{' {
+		return false
+	}
+	return string(anthropic.MemberValue(so, "include_usage")) == "true"
+}
+
+// ChatRequestToAnthropic translates a Chat Completions request into a
+// Messages request. Errors are *ChatRequestError.
+func ChatRequestToAnthropic(body []byte, opts ChatRequestOptions) ([]byte, error) {
+	var (
+		model, messages, tools, toolChoice, parallel, maxTokensRaw     []byte
+		maxCompletion, temperature, topP, stop, responseFormat, effort []byte
+		stream, metadata, user, promptCacheKey, safetyIdentifier, n    []byte
+		functions                                                      []byte
+	)
+	if len(body) == 0 || body[0] != '{' {
+		return nil, responsesBadRequest("", "The request body must be a JSON object.")
+	}
+	if err := responsesCheckStrings(body); err != nil {
+		return nil, responsesSyntaxError(err)
+	}
+	err := anthropic.EachMember(body, func(k, v []byte) error {
+		switch string(k) {
+		case "model":
+			model = v
+		case "messages":
+			messages = v
+		case "tools":
+			tools = v
+		case "tool_choice":
+			toolChoice = v
+		case "parallel_tool_calls":
+			parallel = v
+		case "max_tokens":
+			maxTokensRaw = v
+		case "max_completion_tokens":
+			maxCompletion = v
+		case "temperature":
+			temperature = v
+		case "top_p":
+			topP = v
+		case "stop":
+			stop = v
+		case "response_format":
+			responseFormat = v
+		case "reasoning_effort":
+			effort = v
+		case "stream":
+			stream = v
+		case "metadata":
+			metadata = v
+		case "user":
+			user = v
+		case "prompt_cache_key":
+			promptCacheKey = v
+		case "safety_identifier":
+			safetyIdentifier = v
+		case "n":
+			n = v
+		case "functions":
+			functions = v
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, responsesSyntaxError(err)
+	}
+	if !isJSONString(model) {
+		return nil, responsesBadRequest("model", "Missing required parameter: 'model'.")
+	}
+	if !isJSONNull(n) && string(n) != "1" {
+		return nil, &ChatRequestError{Status: http.StatusBadRequest, Code: "unsupported_value", Param: "n",
+			Message: "Only one choice (n = 1) can be generated by this upstream."}
+	}
+	if !isJSONNull(functions) {
+		return nil, responsesBadRequest("functions", "The deprecated 'functions' parameter is not supported; send the functions as 'tools'.")
+	}
+	if isJSONNull(messages) {
+		return nil, responsesBadRequest("messages", "Missing required parameter: 'messages'.")
+	}
+
+	turns := responsesTurns{calls: map[string]bool{}, answered: map[string]bool{}}
+	var system [][]byte // raw JSON strings
+	err = chatEachElement(messages, func(i int, _ []byte, m *chatFields) error {
+		sys, err := turns.chatMessage(m, i, opts.ForChat)
+		system = append(system, sys...)
+		return err
+	})
+	var re *ChatRequestError
+	if errors.As(err, &re) {
+		return nil, re
+	}
+	if err != nil {
+		return nil, responsesBadRequest("messages", "Invalid 'messages': expected an array of message objects (%v).", err)
+	}
+	var unanswered []string
+	for _, id := range turns.order {
+		if !turns.answered[id] {
+			unanswered = append(unanswered, id)
+		}
+	}
+	if len(unanswered) > 0 {
+		return nil, responsesBadRequest("messages", "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: %s", strings.Join(unanswered, ", "))
+	}
+	if len(turns.turns) == 0 && !opts.ForChat {
+		return nil, responsesBadRequest("messages", "At least one user or assistant message is required.")
+	}
+
+	var out bytes.Buffer
+	out.Grow(len(body) + len(body)/8 + 1024)
+	w := newResponsesWriter(&out)
+	w.raw("model", model)
+
+	maxTokens := opts.MaxTokens
+	if maxTokens <= 0 {
+		maxTokens = ChatDefaultMaxTokens
+	}
+	limitSet := false
+	for _, lim := range []struct {
+		name string
+		raw  []byte
+	}{{"max_tokens", maxTokensRaw}, {"max_completion_tokens", maxCompletion}} {
+		if isJSONNull(lim.raw) {
+			continue
+		}
+		v, err := strconv.Atoi(string(lim.raw))
+		if err != nil || v < 1 {
+			return nil, responsesBadRequest(lim.name, "Invalid '%s': expected a positive integer.", lim.name)
+		}
+		maxTokens, limitSet = v, true // max_completion_tokens, read last, wins
+	}
+	if limitSet || !opts.ForChat {
+		w.int("max_tokens", maxTokens)
+	}
+
+	formatFields := chatFields{}
+	if !isJSONNull(responseFormat) {
+		if formatFields, err = parseChatFields(responseFormat); err != nil {
+			return nil, responsesBadRequest("response_format", "Invalid 'response_format': expected an object.")
+		}
+		switch typ := anthropic.Unquote(formatFields.Type); typ {
+		case "text", "json_schema":
+		case "json_object":
+			system = append(system, anthropic.Quote(chatJSONObjectNote))
+		default:
+			return nil, responsesBadRequest("response_format.type", "Invalid value: '%s'. Supported values are: 'text', 'json_schema' and 'json_object'.", typ)
+		}
+	}
+	if len(system) > 0 {
+		w.key("system")
+		if len(system) == 1 {
+			out.Write(system[0])
+		} else {
+			out.WriteByte('[')
+			for i, s := range system {
+				if i > 0 {
+					out.WriteByte(',')
+				}
+				responsesTextBlock(s).writeTo(&out)
+			}
+			out.WriteByte(']')
+		}
+	}
+
+	w.key("messages")
+	out.WriteByte('[')
+	for i, t := range turns.turns {
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		writeResponsesTurn(&out, t)
+	}
+	out.WriteByte(']')
+
+	hasTools := false
+	if !isJSONNull(tools) {
+		n, err := chatToolsToAnthropic(&w, tools)
+		if err != nil {
+			return nil, err
+		}
+		hasTools = n > 0
+	}
+	forced, err := chatToolChoiceToAnthropic(&w, toolChoice, parallel, hasTools)
+	if err != nil {
+		return nil, err
+	}
+
+	thinking := false
+	if !isJSONNull(effort) {
+		if !isJSONString(effort) {
+			return nil, responsesBadRequest("reasoning_effort", "Invalid type for 'reasoning_effort': expected a string.")
+		}
+		e := anthropic.Unquote(effort)
+		budget, ok := responsesBudgetForEffort(e)
+		switch {
+		case !ok && e != "none" && e != "minimal" && e != "":
+			return nil, responsesBadRequest("reasoning_effort", "Invalid value: '%s'. Supported values are: 'none', 'minimal', 'low', 'medium', 'high' and 'xhigh'.", e)
+		case ok && (!forced || opts.ForChat):
+			// Messages refuses thinking with a forced tool call; the
+			// explicit tool_choice wins.
+			budget = min(budget, maxTokens-1024)
+			if budget >= 1024 {
+				w.key("thinking")
+				out.WriteString(`{"type":"enabled","budget_tokens":`)
+				out.WriteString(strconv.Itoa(budget))
+				out.WriteByte('}')
+				thinking = true
+			}
+		}
+	}
+	if anthropic.Unquote(formatFields.Type) == "json_schema" {
+		schema := []byte(nil)
+		if js := anthropic.MemberValue(responseFormat, "json_schema"); len(js) > 0 && js[0] == '{' {
+			schema = anthropic.MemberValue(js, "schema")
+		}
+		if len(schema) == 0 || schema[0] != '{' {
+			return nil, responsesBadRequest("response_format.json_schema.schema", "Missing required parameter: 'response_format.json_schema.schema'.")
+		}
+		w.key("output_config")
+		out.WriteString(`{"format":{"type":"json_schema","schema":`)
+		out.Write(schema)
+		out.WriteString("}}")
+	}
+	// Messages refuses a temperature other than 1 (and a low top_p) with
+	// thinking on.
+	if !thinking || opts.ForChat {
+		if !isJSONNull(temperature) {
+			w.raw("temperature", temperature)
+		}
+		if !isJSONNull(topP) {
+			w.raw("top_p", topP)
+		}
+	}
+	if !isJSONNull(stop) {
+		if err := chatStopToAnthropic(&w, stop); err != nil {
+			return nil, err
+		}
+	}
+	// Messages' metadata has one key, user_id, which is also what the proxy
+	// keys sessions on.
+	userID := []byte(nil)
+	if len(metadata) > 0 && metadata[0] == '{' {
+		if v := anthropic.MemberValue(metadata, "user_id"); isJSONString(v) {
+			userID = v
+		}
+	}
+	for _, v := range [][]byte{promptCacheKey, safetyIdentifier, user} {
+		if userID == nil && isJSONString(v) && !isEmptyJSONString(v) {
+			userID = v
+		}
+	}
+	if userID != nil {
+		w.key("metadata")
+		out.WriteString(`{"user_id":`)
+		out.Write(userID)
+		out.WriteByte('}')
+	}
+	if string(stream) == "true" {
+		w.raw("stream", stream)
+	}
+	w.end()
+	return out.Bytes(), nil
+}
+
+// chatMessage translates one message, appending to the turns; system and
+// developer messages are returned as raw strings for the system prompt.
+func (t *responsesTurns) chatMessage(m *chatFields, index int, forChat bool) (system [][]byte, err error) {
+	param := "messages[" + strconv.Itoa(index) + "]"
+	switch r := responsesName(m.Role); string(r) {
+	case "system", "developer":
+		return chatSystemTexts(m.Content, param)
+	case "user":
+		return nil, t.chatContent("user", m.Content, param, false)
+	case "assistant":
+		return nil, t.chatAssistant(m, param, forChat)
+	case "tool":
+		return nil, t.chatToolResult(m, param)
+	case "function":
+		return nil, responsesBadRequest(param+".role", "Messages of the deprecated role 'function' are not supported; use tool_calls and 'tool' messages.")
+	default:
+		return nil, responsesBadRequest(param+".role", "Invalid value: '%s'. Supported values are: 'system', 'developer', 'user', 'assistant' and 'tool'.", r)
+	}
+}
+
+func chatSystemTexts(content []byte, param string) ([][]byte, error) {
+	if isJSONString(content) {
+		if isEmptyJSONString(content) {
+			return nil, nil
+		}
+		return [][]byte{content}, nil
+	}
+	var out [][]byte
+	err := chatEachElement(content, func(j int, _ []byte, p *chatFields) error {
+		if string(responsesName(p.Type)) != "text" || !isJSONString(p.Text) {
+			return responsesBadRequest(param+".content["+strconv.Itoa(j)+"]", "System and developer messages may only hold text parts.")
+		}
+		if !isEmptyJSONString(p.Text) {
+			out = append(out, p.Text)
+		}
+		return nil
+	})
+	return out, chatPartsError(err, param+".content")
+}
+
+// chatContent adds a user or assistant content (a string or parts).
+func (t *responsesTurns) chatContent(role string, content []byte, param string, assistant bool) error {
+	switch {
+	case isJSONString(content):
+		t.addString(role, content)
+		return nil
+	case isJSONNull(content):
+		if assistant {
+			return nil
+		}
+		return responsesBadRequest(param+".content", "Missing required parameter: '%s.content'.", param)
+	}
+	err := chatEachElement(content, func(j int, _ []byte, p *chatFields) error {
+		block, err := chatPartToAnthropic(p, param+".content", j, assistant)
+		if block != nil {
+			t.add(role, block)
+		}
+		return err
+	})
+	return chatPartsError(err, param+".content")
+}
+
+func (t *responsesTurns) chatAssistant(m *chatFields, param string, forChat bool) error {
+	// Thinking first: Messages wants it at the start of the turn.
+	if err := t.chatReasoning(m, param, forChat); err != nil {
+		return err
+	}
+	if err := t.chatContent("assistant", m.Content, param, true); err != nil {
+		return err
+	}
+	if isJSONString(m.Refusal) && !isEmptyJSONString(m.Refusal) {
+		t.add("assistant", responsesTextBlock(m.Refusal))
+	}
+	if !isJSONNull(m.FunctionCall) {
+		return responsesBadRequest(param+".function_call", "The deprecated 'function_call' is not supported; use 'tool_calls'.")
+	}
+	if isJSONNull(m.ToolCalls) {
+		return nil
+	}
+	err := chatEachElement(m.ToolCalls, func(j int, _ []byte, c *chatFields) error {
+		cp := param + ".tool_calls[" + strconv.Itoa(j) + "]"
+		if typ := responsesName(c.Type); len(typ) > 0 && string(typ) != "function" {
+			return responsesBadRequest(cp+".type", "Tool calls of type '%s' are not supported by this upstream; only function calls are.", typ)
+		}
+		fn, err := parseChatFields(c.Function)
+		if err != nil || !isJSONString(c.ID) || !isJSONString(fn.Name) {
+			return responsesBadRequest(cp, "A tool call needs 'id' and 'function.name'.")
+		}
+		args, err := responsesArguments(fn.Arguments, cp+".function.arguments")
+		if err != nil {
+			return err
+		}
+		if id := string(responsesName(c.ID)); !t.calls[id] {
+			t.calls[id] = true
+			t.order = append(t.order, id)
+		}
+		var b bytes.Buffer
+		b.Grow(len(c.ID) + len(fn.Name) + len(args) + 48)
+		b.WriteString(`{"type":"tool_use","id":`)
+		b.Write(c.ID)
+		b.WriteString(`,"name":`)
+		b.Write(fn.Name)
+		b.WriteString(`,"input":`)
+		b.Write(args)
+		b.WriteByte('}')
+		t.add("assistant", responsesBlock{b.Bytes()})
+		return nil
+	})
+	return chatPartsError(err, param+".tool_calls")
+}
+
+// chatReasoning restores the thinking of an assistant message: Claude's own
+// thinking from thinking_blocks whose signatures carry our mark (toward
+// Anthropic), or reasoning_content as marked thinking (ForChat). Anything
+// else is dropped: an unsigned or foreign thinking block would be refused.
+func (t *responsesTurns) chatReasoning(m *chatFields, param string, forChat bool) error {
+	if forChat {
+		if isJSONString(m.ReasoningContent) && !isEmptyJSONString(m.ReasoningContent) {
+			var b bytes.Buffer
+			b.WriteString(`{"type":"thinking","thinking":`)
+			b.Write(m.ReasoningContent)
+			b.WriteString(`,"signature":"` + chatReasoningSignature + `"}`)
+			t.add("assistant", responsesBlock{b.Bytes()})
+		}
+		return nil
+	}
+	if isJSONNull(m.ThinkingBlocks) {
+		return nil
+	}
+	err := chatEachElement(m.ThinkingBlocks, func(_ int, _ []byte, tb *chatFields) error {
+		var b bytes.Buffer
+		switch string(responsesName(tb.Type)) {
+		case "thinking":
+			sig, ok := strings.CutPrefix(anthropic.Unquote(tb.Signature), responsesAnthropicThinkingPrefix)
+			if !ok || !isJSONString(tb.Thinking) {
+				return nil
+			}
+			b.WriteString(`{"type":"thinking","thinking":`)
+			b.Write(tb.Thinking)
+			b.WriteString(`,"signature":`)
+			b.Write(anthropic.Quote(sig))
+			b.WriteByte('}')
+		case "redacted_thinking":
+			data, ok := strings.CutPrefix(anthropic.Unquote(tb.Data), responsesAnthropicRedactedPrefix)
+			if !ok {
+				return nil
+			}
+			b.WriteString(`{"type":"redacted_thinking","data":`)
+			b.Write(anthropic.Quote(data))
+			b.WriteByte('}')
+		default:
+			return nil
+		}
+		t.add("assistant", responsesBlock{b.Bytes()})
+		return nil
+	})
+	return chatPartsError(err, param+".thinking_blocks")
+}
+
+// chatToolResult adds a tool message as a tool_result block of the user
+// turn that follows the assistant's tool calls.
+func (t *responsesTurns) chatToolResult(m *chatFields, param string) error {
+	id := responsesName(m.ToolCallID)
+	if !isJSONString(m.ToolCallID) {
+		return responsesBadRequest(param+".tool_call_id", "Missing required parameter: '%s.tool_call_id'.", param)
+	}
+	if !t.calls[string(id)] {
+		return responsesBadRequest(param+".tool_call_id", "Invalid parameter: messages with role 'tool' must be a response to a preceding message with 'tool_calls'; no tool call has the id %s.", id)
+	}
+	t.answered[string(id)] = true
+	head := make([]byte, 0, len(m.ToolCallID)+48)
+	head = append(head, `{"type":"tool_result","tool_use_id":`...)
+	head = append(head, m.ToolCallID...)
+	head = append(head, `,"content":`...)
+	block := responsesBlock{head}
+	switch {
+	case isJSONString(m.Content):
+		block = append(block, m.Content)
+	case isJSONNull(m.Content):
+		block = append(block, []byte(`""`))
+	default:
+		open := []byte("[")
+		err := chatEachElement(m.Content, func(j int, _ []byte, p *chatFields) error {
+			part, err := chatPartToAnthropic(p, param+".content", j, false)
+			if part != nil {
+				block = append(block, open)
+				block = append(block, part...)
+				open = []byte(",")
+			}
+			return err
+		})
+		if err := chatPartsError(err, param+".content"); err != nil {
+			return err
+		}
+		if open[0] == '[' {
+			block = append(block, open)
+		}
+		block = append(block, []byte("]"))
+	}
+	block = append(block, responsesClosingBrace)
+	t.add("user", block)
+	return nil
+}
+
+// chatPartToAnthropic translates a content part; nil for an empty text
+// (Messages refuses empty text blocks). Assistant parts are text or refusal.
+func chatPartToAnthropic(p *chatFields, field string, index int, assistant bool) (responsesBlock, error) {
+	param := responsesParam{"", field, index}
+	typ := responsesName(p.Type)
+	if assistant && string(typ) != "text" && string(typ) != "refusal" {
+		return nil, responsesBadRequest(param.String()+".type", "Assistant content parts must be of type 'text' or 'refusal', not '%s'.", typ)
+	}
+	switch string(typ) {
+	case "text", "refusal":
+		txt := p.Text
+		if string(typ) == "refusal" {
+			txt = p.Refusal
+		}
+		if !isJSONString(txt) {
+			return nil, responsesBadRequest(param.String()+"."+string(typ), "Missing required parameter: '%s'.", typ)
+		}
+		if isEmptyJSONString(txt) {
+			return nil, nil
+		}
+		return responsesTextBlock(txt), nil
+	case "image_url":
+		u := p.ImageURL
+		if len(u) > 0 && u[0] == '{' {
+			u = anthropic.MemberValue(u, "url")
+		}
+		source, ok := chatImageSource(u)
+		if !ok {
+			return nil, responsesBadRequest(param.String()+".image_url.url", "Invalid 'image_url.url': expected an http(s) URL or a base64 data URL.")
+		}
+		return responsesBlock{[]byte(`{"type":"image","source":`), source, responsesClosingBrace}, nil
+	case "file":
+		f, err := parseChatFields(p.File)
+		if err != nil {
+			return nil, responsesBadRequest(param.String()+".file", "Missing required parameter: 'file'.")
+		}
+		mt, data, ok := chatSplitDataURL(f.FileData)
+		if !ok || mt != "application/pdf" {
+			return nil, responsesBadRequest(param.String()+".file.file_data", "Only PDF files given as a base64 data URL (data:application/pdf;base64,…) in 'file_data' can be sent to this upstream; file_id needs OpenAI's file storage.")
+		}
+		b := responsesBlock{[]byte(`{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":`), data, []byte("}")}
+		if isJSONString(f.Filename) {
+			b = append(b, []byte(`,"title":`), f.Filename)
+		}
+		return append(b, responsesClosingBrace), nil
+	case "input_audio":
+		return nil, responsesBadRequest(param.String()+".type", "Audio input cannot be sent to this upstream.")
+	default:
+		return nil, responsesBadRequest(param.String()+".type", "Content parts of type '%s' are not supported by this upstream.", typ)
+	}
+}
+
+// chatImageSource turns an image URL (a raw JSON string) into a Messages
+// image source: a data URL into base64 data, an http(s) URL into a url.
+func chatImageSource(u []byte) ([]byte, bool) {
+	if mt, data, ok := chatSplitDataURL(u); ok {
+		b := make([]byte, 0, len(data)+len(mt)+48)
+		b = append(b, `{"type":"base64","media_type":`...)
+		b = append(b, anthropic.Quote(mt)...)
+		b = append(b, `,"data":`...)
+		b = append(b, data...)
+		return append(b, '}'), true
+	}
+	if !isJSONString(u) {
+		return nil, false
+	}
+	if s := anthropic.Unquote(u); strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://") {
+		b := make([]byte, 0, len(u)+24)
+		b = append(b, `{"type":"url","url":`...)
+		b = append(b, u...)
+		return append(b, '}'), true
+	}
+	return nil, false
+}
+
+// chatSplitDataURL splits a raw JSON string holding "data:<media
+// type>;base64,<data>" without decoding the data: the data comes back as a
+// raw JSON string of its own (base64 needs no escapes, and whatever escapes
+// a client used stay valid JSON).
+func chatSplitDataURL(raw []byte) (mediaType string, data []byte, ok bool) {
+	if !isJSONString(raw) || !bytes.HasPrefix(raw, []byte(`"data:`)) {
+		return "", nil, false
+	}
+	in := raw[1 : len(raw)-1]
+	head := in[:min(len(in), 256)]
+	comma := bytes.IndexByte(head, ',')
+	if comma < 0 {
+		return "", nil, false
+	}
+	meta := string(head[len("data:"):comma])
+	if strings.Contains(meta, `\`) {
+		return "", nil, false
+	}
+	mediaType, found := strings.CutSuffix(meta, ";base64")
+	if !found || mediaType == "" {
+		return "", nil, false
+	}
+	data = make([]byte, 0, len(in)-comma+1)
+	data = append(data, '"')
+	data = append(data, in[comma+1:]...)
+	return mediaType, append(data, '"'), true
+}
+
+// chatPartsError turns a malformed array into a 400 naming it; a refusal of
+// one element passes through.
+func chatPartsError(err error, param string) error {
+	if err == nil {
+		return nil
+	}
+	var re *ChatRequestError
+	if errors.As(err, &re) {
+		return re
+	}
+	field := param[strings.LastIndexByte(param, '.')+1:]
+	return responsesBadRequest(param, "Invalid '%s': expected a string or an array of objects.", field)
+}
+
+// chatToolsToAnthropic writes function tools; custom (free-form) tools have
+// no Messages counterpart and are refused by name.
+func chatToolsToAnthropic(w *responsesWriter, tools []byte) (int, error) {
+	var defs [][]byte
+	err := chatEachElement(tools, func(i int, _ []byte, f *chatFields) error {
+		tp := "tools[" + strconv.Itoa(i) + "]"
+		if typ := anthropic.Unquote(f.Type); typ != "function" {
+			return responsesBadRequest(tp+".type", "Tools of type '%s' are not supported by this upstream; only function tools are.", typ)
+		}
+		fn, err := parseChatFields(f.Function)
+		if err != nil {
+			return responsesBadRequest(tp+".function", "Missing required parameter: '%s.function'.", tp)
+		}
+		if !isJSONString(fn.Name) {
+			return responsesBadRequest(tp+".function.name", "Missing required parameter: '%s.function.name'.", tp)
+		}
+		var b bytes.Buffer
+		b.WriteString(`{"name":`)
+		b.Write(fn.Name)
+		if isJSONString(fn.Description) {
+			b.WriteString(`,"description":`)
+			b.Write(fn.Description)
+		}
+		b.WriteString(`,"input_schema":`)
+		b.Write(responsesObjectSchema(fn.Parameters))
+		b.WriteByte('}')
+		defs = append(defs, b.Bytes())
+		return nil
+	})
+	if err := chatPartsError(err, "tools"); err != nil {
+		return 0, err
+	}
+	if len(defs) == 0 {
+		return 0, nil
+	}
+	w.key("tools")
+	w.buf.WriteByte('[')
+	for i, d := range defs {
+		if i > 0 {
+			w.buf.WriteByte(',')
+		}
+		w.buf.Write(d)
+	}
+	w.buf.WriteByte(']')
+	return len(defs), nil
+}
+
+// chatToolChoiceToAnthropic writes tool_choice and reports whether it forces
+// a tool call.
+func chatToolChoiceToAnthropic(w *responsesWriter, choice, parallel []byte, hasTools bool) (forced bool, err error) {
+	noParallel := string(parallel) == "false"
+	var kind, name []byte
+	switch {
+	case isJSONNull(choice):
+		kind = []byte("auto")
+	case isJSONString(choice):
+		switch anthropic.Unquote(choice) {
+		case "auto":
+			kind = []byte("auto")
+		case "required":
+			kind = []byte("any")
+		case "none":
+			kind = []byte("none")
+		default:
+			return false, responsesBadRequest("tool_choice", "Invalid value: %s. Supported values are: 'none', 'auto' and 'required'.", choice)
+		}
+	case choice[0] == '{':
+		f, err := parseChatFields(choice)
+		if err != nil {
+			return false, responsesBadRequest("tool_choice", "Invalid 'tool_choice'.")
+		}
+		switch typ := anthropic.Unquote(f.Type); typ {
+		case "function":
+			fn, err := parseChatFields(f.Function)
+			if err != nil || !isJSONString(fn.Name) {
+				return false, responsesBadRequest("tool_choice.function.name", "Missing required parameter: 'tool_choice.function.name'.")
+			}
+			kind, name = []byte("tool"), fn.Name
+		case "allowed_tools":
+			kind = []byte("auto")
+			if at := anthropic.MemberValue(choice, "allowed_tools"); len(at) > 0 && at[0] == '{' &&
+				anthropic.Unquote(anthropic.MemberValue(at, "mode")) == "required" {
+				kind = []byte("any")
+			}
+		default:
+			return false, responsesBadRequest("tool_choice.type", "tool_choice of type '%s' is not supported by this upstream.", typ)
+		}
+	default:
+		return false, responsesBadRequest("tool_choice", "Invalid 'tool_choice'.")
+	}
+	if !hasTools {
+		return false, nil
+	}
+	if isJSONNull(choice) && !noParallel {
+		return false, nil // Messages' default is auto with parallel calls, as Chat's
+	}
+	w.key("tool_choice")
+	w.buf.WriteString(`{"type":"`)
+	w.buf.Write(kind)
+	w.buf.WriteByte('"')
+	if name != nil {
+		w.buf.WriteString(`,"name":`)
+		w.buf.Write(name)
+	}
+	if noParallel && string(kind) != "none" {
+		w.buf.WriteString(`,"disable_parallel_tool_use":true`)
+	}
+	w.buf.WriteByte('}')
+	return string(kind) == "any" || string(kind) == "tool", nil
+}
+
+// chatStopToAnthropic writes stop (a string or a list of strings) as
+// stop_sequences.
+func chatStopToAnthropic(w *responsesWriter, stop []byte) error {
+	var seqs [][]byte
+	switch {
+	case isJSONString(stop):
+		seqs = append(seqs, stop)
+	case stop[0] == '[':
+		err := anthropic.EachElement(stop, func(v []byte) error {
+			if !isJSONString(v) {
+				return errors.New("not a string")
+			}
+			seqs = append(seqs, v)
+			return nil
+		})
+		if err != nil {
+			return responsesBadRequest("stop", "Invalid 'stop': expected a string or an array of strings.")
+		}
+	default:
+		return responsesBadRequest("stop", "Invalid 'stop': expected a string or an array of strings.")
+	}
+	if len(seqs) == 0 {
+		return nil
+	}
+	w.key("stop_sequences")
+	w.buf.WriteByte('[')
+	for i, s := range seqs {
+		if i > 0 {
+			w.buf.WriteByte(',')
+		}
+		w.buf.Write(s)
+	}
+	w.buf.WriteByte(']')
+	return nil
+}
