@@ -229,3 +229,5 @@ func openAIForwardHeader(name string) bool {
 
 // geminiForwardHeader lets the Google SDKs' client identification through to Gemini.
 func geminiForwardHeader(name string) bool { return name == "X-Goog-Api-Client" }
+
+func anthropicErrorJSON(e *Error) []byte { return anthropic.ErrorJSON(e.Type, e.Message) }

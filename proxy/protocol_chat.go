@@ -1,48 +1,72 @@
 package proxy
 
-// Chat Completions is plugged in when proxy/openai has its translation; until then the route
-// answers a clear error.
-
 import (
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"time"
 
-	"longhaul/proxy/anthropic"
+	"longhaul/proxy/openai"
 	"longhaul/proxy/pool"
 )
 
+// chatClient is OpenAI's Chat Completions API (the OpenAI SDKs, Cherry Studio, Cline,
+// Continue, Open WebUI).
 type chatClient struct{}
 
 func (chatClient) name() string       { return ProtocolOpenAIChat }
 func (chatClient) nativeKind() string { return pool.KindOpenAI }
-func (chatClient) toMessages(_ *http.Request, body []byte, t *translation) ([]byte, *Error) {
-	return nil, newError(400, anthropic.InvalidRequestError, "Chat Completions is not served by this build yet")
-}
-func (chatClient) replyFromMessages(body []byte, t *translation) ([]byte, error) {
-	return nil, errors.New("x")
-}
-func (chatClient) streamFromMessages(t *translation) streamEncoder { return nil }
-func (chatClient) streamContentType(*translation) string           { return "text/event-stream" }
-func (chatClient) errorBody(e *Error) []byte                       { return openAIErrorBody(e) }
-func (chatClient) forwardHeader(name string) bool                  { return openAIForwardHeader(name) }
 
+func (chatClient) toMessages(_ *http.Request, body []byte, t *translation) ([]byte, *Error) {
+	t.includeUsage = openai.ChatIncludeUsage(body)
+	// ForChat: reasoning a Chat upstream returned rides through the Messages shape in marked
+	// signatures, dropped only if the request ends at Anthropic (messagesUpstream does).
+	out, err := openai.ChatRequestToAnthropic(body, openai.ChatRequestOptions{ForChat: true})
+	if err != nil {
+		return nil, openAIRequestError(err)
+	}
+	return out, nil
+}
+
+func (chatClient) replyFromMessages(body []byte, t *translation) ([]byte, error) {
+	return openai.ChatReplyFromAnthropic(body, openai.ChatReplyOptions{Model: t.model})
+}
+
+func (chatClient) streamFromMessages(t *translation) streamEncoder {
+	return openai.NewChatStreamFromAnthropic(openai.ChatReplyOptions{Model: t.model, IncludeUsage: t.includeUsage})
+}
+func (chatClient) streamContentType(*translation) string { return "text/event-stream" }
+func (chatClient) errorBody(e *Error) []byte {
+	if e.Code == "" && e.Param == "" {
+		return openai.ChatErrorFromAnthropic(e.Status, anthropicErrorJSON(e))
+	}
+	return openai.ErrorJSON(e.Status, e.Code, e.Param, e.Message)
+}
+func (chatClient) forwardHeader(name string) bool { return openAIForwardHeader(name) }
+
+// chatUpstream is an OpenAI-compatible Chat Completions server (the official API, DeepSeek,
+// OpenRouter, Ollama, LM Studio, vLLM…) at the account's base URL, as a user gives it to the
+// OpenAI SDK (https://api.openai.com/v1, http://localhost:11434/v1), with a bearer key.
 type chatUpstream struct{}
 
 func (chatUpstream) kind() string { return pool.KindOpenAI }
 func (chatUpstream) fromMessages(messages []byte, _ *upstreamCall) ([]byte, error) {
-	return nil, errors.New("x")
+	return openai.ChatRequestFromAnthropic(messages, openai.ChatRequestOptions{})
 }
 func (chatUpstream) newRequest(ctx context.Context, acct pool.Account, _ *upstreamCall, h http.Header, body io.Reader) (*http.Request, error) {
-	return nil, errors.New("x")
+	req, err := newUpstreamRequest(ctx, acct, "/chat/completions", h, body)
+	if err == nil && acct.Secret != "" { // a local server may take no key at all
+		req.Header.Set("Authorization", "Bearer "+acct.Secret)
+	}
+	return req, err
 }
 func (chatUpstream) replyToMessages(body []byte, c *upstreamCall) ([]byte, error) {
-	return nil, errors.New("x")
+	return openai.ChatReplyToAnthropic(body, openai.ChatReplyOptions{Model: c.model})
 }
-func (chatUpstream) streamToMessages(c *upstreamCall) streamDecoder { return nil }
+func (chatUpstream) streamToMessages(c *upstreamCall) streamDecoder {
+	return openai.NewChatStreamToAnthropic(openai.ChatReplyOptions{Model: c.model})
+}
 func (chatUpstream) errorToMessages(status int, body []byte) (string, string) {
-	return "", ""
+	return openai.ChatErrorToAnthropic(status, body)
 }
 func (chatUpstream) retryDelay([]byte) time.Duration { return 0 }

@@ -396,3 +396,55 @@ func TestLayer3SummaryThroughAnAccountOfAnotherProtocol(t *testing.T) {
 		t.Errorf("compaction %q, forwarded %d bytes of %d; want a Layer-3 fork", layers, len(recs[1].Body), len(req))
 	}
 }
+
+func TestChatClientThroughAnthropicUpstream(t *testing.T) {
+	s := newSeam(t, Config{}, pool.KindAnthropic)
+	req := `{"model":"claude-sonnet-4-5","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Say hello."}],"max_completion_tokens":128}`
+	resp, body := s.post(t, "/v1/chat/completions", req, "Content-Type", "application/json", "Authorization", "Bearer anything")
+	var c struct {
+		Object  string `json:"object"`
+		Choices []struct {
+			Message struct {
+				Role    string  `json:"role"`
+				Content *string `json:"content"`
+			} `json:"message"`
+			FinishReason string `json:"finish_reason"`
+		} `json:"choices"`
+		Usage struct {
+			PromptTokens int `json:"prompt_tokens"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal([]byte(body), &c); err != nil || resp.StatusCode != 200 || c.Object != "chat.completion" || len(c.Choices) != 1 ||
+		c.Choices[0].Message.Content == nil || c.Choices[0].FinishReason != "stop" || c.Usage.PromptTokens == 0 {
+		t.Fatalf("status %d: %v %s; want a chat.completion", resp.StatusCode, err, body)
+	}
+	up := s.anthropic.LastRequest()
+	if !strings.Contains(string(up.Body), `"system":"Be brief."`) || up.Header.Get("Authorization") != "" {
+		t.Errorf("upstream request %s (authorization %q)", up.Body, up.Header.Get("Authorization"))
+	}
+
+	stream := `{"model":"claude-sonnet-4-5","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Say hello."}]}`
+	resp, body = s.post(t, "/v1/chat/completions", stream, "Content-Type", "application/json")
+	if resp.StatusCode != 200 || !strings.HasSuffix(strings.TrimSpace(body), "data: [DONE]") || !strings.Contains(body, `"choices":[]`) || !strings.Contains(body, `"prompt_tokens"`) {
+		t.Errorf("stream: status %d; want chunks, a usage chunk and [DONE]: %s", resp.StatusCode, body)
+	}
+	if ex := s.obs.last(t); ex.ClientProtocol != ProtocolOpenAIChat || ex.StreamOutcome != "complete" {
+		t.Errorf("exchange %q outcome %q", ex.ClientProtocol, ex.StreamOutcome)
+	}
+
+	// Refusals in OpenAI's shape, naming the parameter.
+	resp, body = s.post(t, "/v1/chat/completions", `{"model":"claude-sonnet-4-5","n":2,"messages":[{"role":"user","content":"hi"}]}`, "Content-Type", "application/json")
+	var e struct {
+		Error struct {
+			Message, Type string
+			Param         *string
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(body), &e); err != nil || resp.StatusCode != 400 || e.Error.Type != "invalid_request_error" || e.Error.Param == nil || *e.Error.Param != "n" {
+		t.Errorf("n=2: %d %s; want 400 invalid_request_error with param n", resp.StatusCode, body)
+	}
+	resp, body = s.post(t, "/v1/chat/completions", `{"model":`, "Content-Type", "application/json")
+	if err := json.Unmarshal([]byte(body), &e); err != nil || resp.StatusCode != 400 || e.Error.Message == "" {
+		t.Errorf("malformed JSON: %d %s; want 400 in OpenAI's shape", resp.StatusCode, body)
+	}
+}

@@ -90,7 +90,7 @@ func (messagesUpstream) kind() string { return pool.KindAnthropic }
 // fromMessages keeps the request, but OpenAI reasoning carried through the Messages shape in
 // marked signatures never reaches Anthropic.
 func (messagesUpstream) fromMessages(messages []byte, _ *upstreamCall) ([]byte, error) {
-	return dropThinkingSignedBy(messages, openai.ResponsesIsReasoningSignature)
+	return dropThinkingSignedBy(messages, openAIReasoning)
 }
 
 func (messagesUpstream) newRequest(ctx context.Context, acct pool.Account, c *upstreamCall, h http.Header, body io.Reader) (*http.Request, error) {
@@ -206,10 +206,15 @@ func (c *upstreamCall) keepSignature(key, signature string) {
 	c.sigs.PutFamily(signature, geminiFamily)
 }
 
+// openAIReasoning recognises OpenAI reasoning (Responses or Chat) carried as a thinking block.
+func openAIReasoning(signature string) bool {
+	return openai.ResponsesIsReasoningSignature(signature) || openai.ChatIsReasoningSignature(signature)
+}
+
 // dropThinkingSignedBy removes the thinking blocks whose signature foreign recognises (another
 // family's reasoning carried through the Messages shape). A body with none is returned as is.
 func dropThinkingSignedBy(body []byte, foreign func(signature string) bool) ([]byte, error) {
-	if !bytes.Contains(body, []byte(`"thinking"`)) {
+	if !bytes.Contains(body, []byte(`"signature":"openai-`)) { // what both marks start with
 		return body, nil
 	}
 	req, err := anthropic.ParseRequest(body)
