@@ -130,6 +130,8 @@ export namespace store {
 	    id: string;
 	    state: string;
 	    route: string;
+	    clientProtocol: string;
+	    upstreamProtocol: string;
 	    method: string;
 	    path: string;
 	    userAgent: string;
