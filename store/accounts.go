@@ -40,10 +40,6 @@ func DefaultBaseURL(kind string) string {
 	return ""
 }
 
-// kindBefore006 is the name the openai kind had before migration 006 renamed it; a script
-// written then still adds accounts of that kind.
-const kindBefore006 = "openai-compatible"
-
 // endpointSuffixes are the paths Longhaul appends to a kind's base URL. A base URL that
 // already ends with one (pasted from an API reference) would have it twice.
 var endpointSuffixes = map[string][]string{
@@ -82,11 +78,8 @@ func (a *Account) normalize(requireSecret bool) error {
 	a.BaseURL = strings.TrimRight(strings.TrimSpace(a.BaseURL), "/")
 	a.Secret = strings.TrimSpace(a.Secret) // pasted keys often end in a newline
 	a.Kind = strings.ToLower(strings.TrimSpace(a.Kind))
-	switch a.Kind {
-	case "":
+	if a.Kind == "" {
 		a.Kind = KindAnthropic
-	case kindBefore006:
-		a.Kind = KindOpenAI
 	}
 	if a.BaseURL == "" {
 		a.BaseURL = DefaultBaseURL(a.Kind)

@@ -205,7 +205,6 @@ func TestAccountKindsAndDefaultBaseURLs(t *testing.T) {
 		{"openai on a local Ollama over http", KindOpenAI, "http://localhost:11434/v1", KindOpenAI, "http://localhost:11434/v1"},
 		{"openai on a compatible service, trailing slash trimmed", KindOpenAI, "https://api.deepseek.com/", KindOpenAI, "https://api.deepseek.com"},
 		{"kind written loosely", " OpenAI ", "", KindOpenAI, "https://api.openai.com/v1"},
-		{"the kind's name before migration 006", "openai-compatible", "http://127.0.0.1:8000/v1", KindOpenAI, "http://127.0.0.1:8000/v1"},
 	}
 	ctx := context.Background()
 	st, _ := openTemp(t)
@@ -234,6 +233,7 @@ func TestAccountKindValidation(t *testing.T) {
 		wantMessage   string // a part of it
 	}{
 		{"unknown kind names every kind", "azure", "", "kind", "anthropic, openai, openai-responses, gemini"},
+		{"the kind's name before migration 006", "openai-compatible", "http://localhost:8000/v1", "kind", "openai"},
 		{"openai URL with the endpoint appended", KindOpenAI, "https://api.openai.com/v1/chat/completions", "base_url", "/chat/completions"},
 		{"openai-responses URL with the endpoint appended", KindOpenAIResponses, "https://api.openai.com/v1/responses", "base_url", "/responses"},
 		{"gemini URL with the API version", KindGemini, "https://generativelanguage.googleapis.com/v1beta", "base_url", "/v1beta"},
