@@ -212,7 +212,7 @@ export const en = {
     testing: 'Testing…',
     testOk: 'Key works',
     testFailed: 'Key test failed',
-    testDetail: 'HTTP {status} in {ms} ms ({model})',
+    testDetail: 'HTTP {status} in {ms} ms ({what})',
     quota: 'Quota (rate-limit headers)',
     quotaLeft: '{remaining} of {limit} left',
     quotaReset: 'resets {at}',

@@ -212,7 +212,7 @@ export const zhCN: Messages = {
     testing: '测试中…',
     testOk: '密钥可用',
     testFailed: '密钥测试失败',
-    testDetail: 'HTTP {status}，{ms} 毫秒（{model}）',
+    testDetail: 'HTTP {status}，{ms} 毫秒（{what}）',
     quota: '配额（限流响应头）',
     quotaLeft: '剩余 {remaining} / {limit}',
     quotaReset: '{at} 重置',

@@ -121,7 +121,7 @@ export const useAccountsStore = defineStore('accounts', () => {
       const r = await api.test(id)
       tests.value = { ...tests.value, [id]: r }
     } catch (err) {
-      tests.value = { ...tests.value, [id]: { ok: false, status: 0, latencyMs: 0, model: '', message: errorMessage(err) } }
+      tests.value = { ...tests.value, [id]: { ok: false, status: 0, latencyMs: 0, model: '', request: '', message: errorMessage(err) } }
     }
   }
 
@@ -132,7 +132,7 @@ export const useAccountsStore = defineStore('accounts', () => {
       formTest.value = await api.testKey(id, input)
     } catch (err) {
       if (err instanceof ApiError && Object.keys(err.fields).length > 0) fieldErrors.value = err.fields
-      formTest.value = { ok: false, status: 0, latencyMs: 0, model: '', message: errorMessage(err) }
+      formTest.value = { ok: false, status: 0, latencyMs: 0, model: '', request: '', message: errorMessage(err) }
     }
   }
 

@@ -36,6 +36,7 @@ export namespace app {
 	    status: number;
 	    latencyMs: number;
 	    model: string;
+	    request: string;
 	    message: string;
 	    rateLimit?: Record<string, string>;
 	}
