@@ -5,12 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"time"
 
 	"longhaul/proxy/anthropic"
+	"longhaul/proxy/gemini"
+	"longhaul/proxy/openai"
 	"longhaul/store"
 )
 
@@ -19,7 +22,8 @@ type KeyTest struct {
 	OK        bool   `json:"ok"`
 	Status    int    `json:"status"` // the upstream's HTTP status; 0 when it was not reached
 	LatencyMs int64  `json:"latencyMs"`
-	Model     string `json:"model"`
+	Model     string `json:"model"`   // the model asked for (anthropic), "" for a models list
+	Request   string `json:"request"` // what was sent, method and path: "GET /v1/models"
 	// Message is the upstream's error message (redacted), or why it was not reached.
 	Message   string            `json:"message"`
 	RateLimit map[string]string `json:"rateLimit,omitempty"` // anthropic-ratelimit-* headers
@@ -28,7 +32,7 @@ type KeyTest struct {
 // keyTestTimeout bounds a key test; it is one tiny request.
 const keyTestTimeout = 20 * time.Second
 
-// Test sends a minimal real request (max_tokens 1) with a stored account's key.
+// Test sends a minimal real request with a stored account's key, in its protocol.
 func (s *Accounts) Test(id int64) (KeyTest, error) {
 	a, ctx := s.app, s.ctx()
 	acct, err := a.store.Account(ctx, id)
@@ -42,7 +46,8 @@ func (s *Accounts) Test(id int64) (KeyTest, error) {
 	return testKey(ctx, http.DefaultTransport, acct, settings.Compaction.SummaryModel), nil
 }
 
-// TestKey tests a key typed in the form before it is saved. With id > 0 and an empty key,
+// TestKey tests a key typed in the form before it is saved; an empty base URL is the kind's
+// default (store.DefaultBaseURL), as saving would store it. With id > 0 and an empty key,
 // the stored key of that account is used (an edit form never holds the secret) — only
 // against the origin it was stored for; another origin is a "key" field error.
 func (s *Accounts) TestKey(id int64, in AccountInput) (KeyTest, error) {
@@ -54,7 +59,11 @@ func (s *Accounts) TestKey(id int64, in AccountInput) (KeyTest, error) {
 			return KeyTest{}, err
 		}
 		if strings.TrimSpace(acct.BaseURL) == "" {
-			acct.BaseURL = stored.BaseURL // {"id": N} alone tests the account as stored
+			if acct.Kind == "" || acct.Kind == stored.Kind {
+				acct.Kind, acct.BaseURL = stored.Kind, stored.BaseURL // {"id": N} alone tests the account as stored
+			} else {
+				acct.BaseURL = store.DefaultBaseURL(acct.Kind) // where saving the form would send it
+			}
 		}
 		// The stored key only ever goes to the origin it was stored for.
 		if !store.SameOrigin(stored.BaseURL, acct.BaseURL) {
@@ -68,6 +77,9 @@ func (s *Accounts) TestKey(id int64, in AccountInput) (KeyTest, error) {
 	if acct.Kind == "" {
 		acct.Kind = store.KindAnthropic
 	}
+	if store.DefaultBaseURL(acct.Kind) == "" {
+		return KeyTest{}, FieldErrors{{Field: "kind", Message: "must be one of " + strings.Join(store.Kinds(), ", ")}}
+	}
 	settings, err := a.store.Settings(ctx)
 	if err != nil {
 		return KeyTest{}, err
@@ -75,10 +87,14 @@ func (s *Accounts) TestKey(id int64, in AccountInput) (KeyTest, error) {
 	return testKey(ctx, http.DefaultTransport, acct, settings.Compaction.SummaryModel), nil
 }
 
-// testKey posts {"model": M, "max_tokens": 1, "messages": [{"role": "user", "content": "ping"}]}
-// to the account's /v1/messages and reports what came back. The secret never appears in the
-// result: upstream messages are redacted and the key itself is cut out.
+// testKey sends the cheapest request that proves a key works, in the account's protocol
+// (keyTestRequest), and reports what came back. The secret never appears in the result:
+// upstream messages are redacted and the key itself is cut out.
 func testKey(ctx context.Context, rt http.RoundTripper, acct store.Account, fallbackModel string) KeyTest {
+	kind := acct.Kind
+	if kind == "" {
+		kind = store.KindAnthropic
+	}
 	model := fallbackModel
 	for _, m := range acct.Models {
 		if m != "" && !strings.ContainsAny(m, "*?[") {
@@ -86,11 +102,7 @@ func testKey(ctx context.Context, rt http.RoundTripper, acct store.Account, fall
 			break
 		}
 	}
-	res := KeyTest{Model: model}
-	if acct.Kind != store.KindAnthropic && acct.Kind != "" {
-		res.Message = "testing " + acct.Kind + " keys is not supported yet"
-		return res
-	}
+	var res KeyTest
 	secret := strings.TrimSpace(acct.Secret)
 	clean := func(s string) string {
 		if secret != "" {
@@ -98,23 +110,23 @@ func testKey(ctx context.Context, rt http.RoundTripper, acct store.Account, fall
 		}
 		return store.RedactString(s)
 	}
-	body, err := json.Marshal(map[string]any{
-		"model": model, "max_tokens": 1,
-		"messages": []map[string]string{{"role": "user", "content": "ping"}},
-	})
+	baseURL := acct.BaseURL
+	if strings.TrimSpace(baseURL) == "" {
+		baseURL = store.DefaultBaseURL(kind)
+	}
+	ctx, cancel := context.WithTimeout(ctx, keyTestTimeout)
+	defer cancel()
+	req, err := keyTestRequest(ctx, kind, baseURL, secret, model)
 	if err != nil {
 		res.Message = err.Error()
 		return res
 	}
-	ctx, cancel := context.WithTimeout(ctx, keyTestTimeout)
-	defer cancel()
-	req, err := anthropic.NewHTTPRequest(ctx, http.MethodPost, acct.BaseURL, "/v1/messages", secret, nil, bytes.NewReader(body))
-	if err != nil {
-		res.Message = "bad base URL"
-		return res
+	res.Request = req.Method + " " + req.URL.Path
+	if kind == store.KindAnthropic {
+		res.Model = model
 	}
 	start := time.Now()
-	// Redirects are not followed: the client would carry x-api-key (a header it does not
+	// Redirects are not followed: the client would carry the key (in a header it does not
 	// know to be secret) to wherever the Location points. The 3xx is the result.
 	noRedirects := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	resp, err := (&http.Client{Transport: rt, CheckRedirect: noRedirects}).Do(req)
@@ -144,11 +156,74 @@ func testKey(ctx context.Context, rt http.RoundTripper, acct store.Account, fall
 		res.Message = clean(err.Error())
 	case res.OK:
 	default:
-		if e, ok := anthropic.ParseError(b); ok && e.Message != "" {
-			res.Message = clean(e.Type + ": " + e.Message)
-		} else {
-			res.Message = clean(http.StatusText(resp.StatusCode))
-		}
+		res.Message = clean(keyTestError(kind, resp.StatusCode, b))
 	}
 	return res
+}
+
+// keyTestRequest builds the probe of a kind, each checked against its API reference:
+//   - anthropic: POST /v1/messages, max_tokens 1 (a models list would not prove the key may
+//     use the model the account serves);
+//   - openai, openai-responses: GET {base}/models with Authorization: Bearer — the OpenAI
+//     SDKs' models.list (developers.openai.com API reference: GET /models under the base
+//     URL), which compatible servers (Ollama, vLLM, LM Studio, OpenRouter) serve too and which
+//     costs no tokens;
+//   - gemini: GET {base}/v1beta/models with x-goog-api-key (ai.google.dev models.list, the
+//     header the Google Gen AI SDKs send), also free.
+func keyTestRequest(ctx context.Context, kind, baseURL, secret, model string) (*http.Request, error) {
+	base := strings.TrimRight(strings.TrimSpace(baseURL), "/")
+	var req *http.Request
+	var err error
+	switch kind {
+	case store.KindAnthropic:
+		body, merr := json.Marshal(map[string]any{
+			"model": model, "max_tokens": 1,
+			"messages": []map[string]string{{"role": "user", "content": "ping"}},
+		})
+		if merr != nil {
+			return nil, fmt.Errorf("build the key test: %w", merr)
+		}
+		req, err = anthropic.NewHTTPRequest(ctx, http.MethodPost, base, "/v1/messages", secret, nil, bytes.NewReader(body))
+	case store.KindOpenAI, store.KindOpenAIResponses:
+		if req, err = http.NewRequestWithContext(ctx, http.MethodGet, base+"/models", nil); err == nil {
+			req.Header.Set("Authorization", "Bearer "+secret)
+		}
+	case store.KindGemini:
+		if req, err = http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1beta/models", nil); err == nil {
+			req.Header.Set("x-goog-api-key", secret)
+		}
+	default:
+		return nil, fmt.Errorf("unknown account kind %q", kind)
+	}
+	if err != nil || req.URL.Host == "" || (req.URL.Scheme != "http" && req.URL.Scheme != "https") {
+		return nil, errors.New("bad base URL") // never the URL itself: it may carry credentials
+	}
+	return req, nil
+}
+
+// keyTestError is the message of a refused probe, read from the error body of the kind's
+// protocol: "type: message" (Anthropic, OpenAI) or "STATUS: message" (Google).
+func keyTestError(kind string, status int, body []byte) string {
+	switch kind {
+	case store.KindAnthropic:
+		if e, ok := anthropic.ParseError(body); ok && e.Message != "" {
+			return e.Type + ": " + e.Message
+		}
+	case store.KindOpenAI, store.KindOpenAIResponses:
+		var e openai.ErrorBody
+		if json.Unmarshal(body, &e) == nil && e.Error.Message != "" {
+			if e.Error.Type == "" {
+				return e.Error.Message
+			}
+			return e.Error.Type + ": " + e.Error.Message
+		}
+	case store.KindGemini:
+		if e, ok := gemini.ParseError(body); ok && e.Message != "" {
+			return e.Status + ": " + e.Message
+		}
+	}
+	if status == http.StatusUnauthorized || status == http.StatusForbidden {
+		return http.StatusText(status) + ": the upstream refused the key"
+	}
+	return http.StatusText(status)
 }

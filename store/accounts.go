@@ -11,12 +11,43 @@ import (
 	"time"
 )
 
-// Account kinds. Only anthropic is served today; the others are reserved.
+// Account kinds: the protocol an account's upstream speaks. They are the proxy's pool kinds
+// (proxy/pool/account.go), spelled again here because store and proxy never import each other.
 const (
-	KindAnthropic        = "anthropic"
-	KindOpenAICompatible = "openai-compatible"
-	KindGemini           = "gemini"
+	KindAnthropic       = "anthropic"        // Messages API at BaseURL + /v1/messages
+	KindOpenAI          = "openai"           // Chat Completions at BaseURL + /chat/completions
+	KindOpenAIResponses = "openai-responses" // Responses API at BaseURL + /responses
+	KindGemini          = "gemini"           // generativelanguage API at BaseURL + /v1beta/models/…
 )
+
+// Kinds lists every account kind, in the order a UI offers them.
+func Kinds() []string {
+	return []string{KindAnthropic, KindOpenAI, KindOpenAIResponses, KindGemini}
+}
+
+// DefaultBaseURL is the official endpoint of a kind, used when an account names none; "" for
+// an unknown kind. For the OpenAI kinds it is what the OpenAI SDKs take as base URL (with
+// /v1): Longhaul appends /chat/completions or /responses to it.
+func DefaultBaseURL(kind string) string {
+	switch kind {
+	case KindAnthropic, "":
+		return "https://api.anthropic.com"
+	case KindOpenAI, KindOpenAIResponses:
+		return "https://api.openai.com/v1"
+	case KindGemini:
+		return "https://generativelanguage.googleapis.com"
+	}
+	return ""
+}
+
+// endpointSuffixes are the paths Longhaul appends to a kind's base URL. A base URL that
+// already ends with one (pasted from an API reference) would have it twice.
+var endpointSuffixes = map[string][]string{
+	KindAnthropic:       {"/v1/messages"},
+	KindOpenAI:          {"/chat/completions"},
+	KindOpenAIResponses: {"/responses"},
+	KindGemini:          {"/v1beta/models", "/v1beta"},
+}
 
 // Account is an upstream credential. Secret is tagged json:"-" so that an Account marshalled
 // into a log, an event or the UI never carries it; show MaskedSecret instead.
@@ -46,8 +77,12 @@ func (a *Account) normalize(requireSecret bool) error {
 	a.Label = strings.TrimSpace(a.Label)
 	a.BaseURL = strings.TrimRight(strings.TrimSpace(a.BaseURL), "/")
 	a.Secret = strings.TrimSpace(a.Secret) // pasted keys often end in a newline
+	a.Kind = strings.ToLower(strings.TrimSpace(a.Kind))
 	if a.Kind == "" {
 		a.Kind = KindAnthropic
+	}
+	if a.BaseURL == "" {
+		a.BaseURL = DefaultBaseURL(a.Kind)
 	}
 	if a.Weight == 0 {
 		a.Weight = 1
@@ -58,13 +93,18 @@ func (a *Account) normalize(requireSecret bool) error {
 	if a.Enabled {
 		a.DisabledReason = ""
 	}
-	switch a.Kind {
-	case KindAnthropic, KindOpenAICompatible, KindGemini:
-	default:
-		return &ValidationError{Field: "kind", Message: "must be anthropic, openai-compatible or gemini"}
+	if DefaultBaseURL(a.Kind) == "" {
+		return &ValidationError{Field: "kind", Message: "must be one of " + strings.Join(Kinds(), ", ")}
 	}
-	if u, err := url.Parse(a.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	u, err := url.Parse(a.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return &ValidationError{Field: "base_url", Message: "must be an http or https URL with a host"}
+	}
+	for _, suffix := range endpointSuffixes[a.Kind] {
+		if strings.HasSuffix(strings.ToLower(u.Path), suffix) {
+			return &ValidationError{Field: "base_url", Message: "must not end with " + suffix +
+				" (Longhaul appends the endpoint path), e.g. " + DefaultBaseURL(a.Kind)}
+		}
 	}
 	if requireSecret && a.Secret == "" {
 		return &ValidationError{Field: "secret", Message: "must not be empty"}

@@ -29,7 +29,7 @@ func TestAccountsCRUD(t *testing.T) {
 		t.Errorf("Account(%d) = %+v, %v; want %+v", a.ID, got, err, want)
 	}
 
-	b, err := st.AddAccount(ctx, Account{Label: "backup", Kind: KindOpenAICompatible, BaseURL: "http://localhost:8080/v1",
+	b, err := st.AddAccount(ctx, Account{Label: "backup", Kind: KindOpenAI, BaseURL: "http://localhost:8080/v1",
 		Secret: "key-2", Models: []string{"gpt-4o"}, Priority: 5, Weight: 3})
 	if err != nil {
 		t.Fatalf("AddAccount(backup) = %v", err)
@@ -187,5 +187,105 @@ func TestAccountJSONHasNoSecret(t *testing.T) {
 	}
 	if strings.Contains(string(b), "SECRET") {
 		t.Errorf("json.Marshal(Account) = %s; want no secret", b)
+	}
+}
+
+func TestAccountKindsAndDefaultBaseURLs(t *testing.T) {
+	tests := []struct {
+		name          string
+		kind, baseURL string
+		wantKind      string
+		wantBaseURL   string
+	}{
+		{"no kind is anthropic at its official endpoint", "", "", KindAnthropic, "https://api.anthropic.com"},
+		{"anthropic at its official endpoint", KindAnthropic, "", KindAnthropic, "https://api.anthropic.com"},
+		{"openai at the SDK's base URL", KindOpenAI, "", KindOpenAI, "https://api.openai.com/v1"},
+		{"openai-responses at the SDK's base URL", KindOpenAIResponses, "", KindOpenAIResponses, "https://api.openai.com/v1"},
+		{"gemini at the generativelanguage host", KindGemini, "", KindGemini, "https://generativelanguage.googleapis.com"},
+		{"openai on a local Ollama over http", KindOpenAI, "http://localhost:11434/v1", KindOpenAI, "http://localhost:11434/v1"},
+		{"openai on a compatible service, trailing slash trimmed", KindOpenAI, "https://api.deepseek.com/", KindOpenAI, "https://api.deepseek.com"},
+		{"kind written loosely", " OpenAI ", "", KindOpenAI, "https://api.openai.com/v1"},
+	}
+	ctx := context.Background()
+	st, _ := openTemp(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, err := st.AddAccount(ctx, Account{Kind: tt.kind, BaseURL: tt.baseURL, Secret: testSecret, Enabled: true})
+			if err != nil {
+				t.Fatalf("AddAccount(kind %q, base URL %q) = %v", tt.kind, tt.baseURL, err)
+			}
+			got, err := st.Account(ctx, a.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Kind != tt.wantKind || got.BaseURL != tt.wantBaseURL {
+				t.Errorf("stored (kind %q, base URL %q) = (%q, %q); want (%q, %q)", tt.kind, tt.baseURL, got.Kind, got.BaseURL, tt.wantKind, tt.wantBaseURL)
+			}
+		})
+	}
+}
+
+func TestAccountKindValidation(t *testing.T) {
+	tests := []struct {
+		name          string
+		kind, baseURL string
+		wantField     string
+		wantMessage   string // a part of it
+	}{
+		{"unknown kind names every kind", "azure", "", "kind", "anthropic, openai, openai-responses, gemini"},
+		{"the kind's name before migration 006", "openai-compatible", "http://localhost:8000/v1", "kind", "openai"},
+		{"openai URL with the endpoint appended", KindOpenAI, "https://api.openai.com/v1/chat/completions", "base_url", "/chat/completions"},
+		{"openai-responses URL with the endpoint appended", KindOpenAIResponses, "https://api.openai.com/v1/responses", "base_url", "/responses"},
+		{"gemini URL with the API version", KindGemini, "https://generativelanguage.googleapis.com/v1beta", "base_url", "/v1beta"},
+		{"anthropic URL with the endpoint appended", KindAnthropic, "https://api.anthropic.com/v1/messages", "base_url", "/v1/messages"},
+	}
+	ctx := context.Background()
+	st, _ := openTemp(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := st.AddAccount(ctx, Account{Kind: tt.kind, BaseURL: tt.baseURL, Secret: testSecret})
+			var ve *ValidationError
+			if !errors.As(err, &ve) || ve.Field != tt.wantField || !strings.Contains(ve.Message, tt.wantMessage) {
+				t.Fatalf("AddAccount(kind %q, base URL %q) = %v; want a ValidationError on %s mentioning %q", tt.kind, tt.baseURL, err, tt.wantField, tt.wantMessage)
+			}
+		})
+	}
+	if n := countRows(t, st, "accounts"); n != 0 {
+		t.Errorf("accounts rows after rejected adds = %d; want 0", n)
+	}
+}
+
+// TestAccountKindsMigrationRewritesOldRows opens a database as the version before 006 left it:
+// an "openai-compatible" account, exchanges without protocol columns.
+func TestAccountKindsMigrationRewritesOldRows(t *testing.T) {
+	st, path := openTemp(t)
+	ctx := context.Background()
+	for _, q := range []string{
+		`ALTER TABLE exchanges DROP COLUMN client_protocol`, `ALTER TABLE exchanges DROP COLUMN upstream_protocol`,
+		`DELETE FROM schema_migrations WHERE name = '006_account_kinds.sql'`,
+		`INSERT INTO accounts (label, kind, base_url, secret, created_at, updated_at)
+			VALUES ('local', 'openai-compatible', 'http://localhost:11434/v1', 'key-1', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z'),
+			       ('main', 'anthropic', 'https://api.anthropic.com', 'key-2', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`,
+		`INSERT INTO exchanges (id, state, start_ns) VALUES ('lh_old', 'finished', 1)`,
+	} {
+		if _, err := st.db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	again, _ := openAt(t, path)
+	accounts, err := again.Accounts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]string{}
+	for _, a := range accounts {
+		kinds[a.Label] = a.Kind
+	}
+	if want := map[string]string{"local": KindOpenAI, "main": KindAnthropic}; !reflect.DeepEqual(kinds, want) {
+		t.Errorf("kinds after 006 = %v; want %v", kinds, want)
+	}
+	old, err := again.Exchange(ctx, "lh_old")
+	if err != nil || old.ClientProtocol != "" || old.UpstreamProtocol != "" {
+		t.Errorf("an exchange recorded before 006 = %+v, %v; want it readable with no protocols", old, err)
 	}
 }

@@ -13,18 +13,24 @@ import (
 // Exchange is one recorded client request: the history row, and in a detail view its
 // attempts, compaction steps and bodies. Text fields and bodies are redacted when written.
 type Exchange struct {
-	Seq        int64  `json:"seq"` // insertion order; the paging cursor
-	ID         string `json:"id"`
-	State      string `json:"state"` // "started" or "finished"
-	Route      string `json:"route"`
-	Method     string `json:"method"`
-	Path       string `json:"path"`
-	UserAgent  string `json:"userAgent"`
-	RemoteAddr string `json:"remoteAddr"`
-	SessionID  string `json:"sessionID"`
-	Model      string `json:"model"`     // as the client asked
-	ModelSent  string `json:"modelSent"` // as the last attempt sent it
-	Stream     bool   `json:"stream"`
+	Seq   int64  `json:"seq"` // insertion order; the paging cursor
+	ID    string `json:"id"`
+	State string `json:"state"` // "started" or "finished"
+	Route string `json:"route"`
+	// ClientProtocol is the wire format the client spoke ("anthropic", "openai-chat",
+	// "openai-responses", "gemini"); UpstreamProtocol the one the last attempt sent (the
+	// account's kind: "anthropic", "openai", "openai-responses", "gemini"). "" when unknown:
+	// no attempt was made, or the row was recorded before migration 006.
+	ClientProtocol   string `json:"clientProtocol"`
+	UpstreamProtocol string `json:"upstreamProtocol"`
+	Method           string `json:"method"`
+	Path             string `json:"path"`
+	UserAgent        string `json:"userAgent"`
+	RemoteAddr       string `json:"remoteAddr"`
+	SessionID        string `json:"sessionID"`
+	Model            string `json:"model"`     // as the client asked
+	ModelSent        string `json:"modelSent"` // as the last attempt sent it
+	Stream           bool   `json:"stream"`
 	// AccountID and AccountName are the account of the last attempt.
 	AccountID   int64  `json:"accountID"`
 	AccountName string `json:"accountName"`
@@ -149,8 +155,8 @@ const upsertExchange = `INSERT INTO exchanges (
 	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
 	context_limit, tokens_before, tokens_after, pressure_before, pressure_after,
 	layers, tokens_saved, signature_recoveries, cross_model_dropped, signatures, tool_use_ids,
-	bytes_in, bytes_out, has_bodies, bodies_truncated)
-VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+	bytes_in, bytes_out, has_bodies, bodies_truncated, client_protocol, upstream_protocol)
+VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 ON CONFLICT (id) DO UPDATE SET
 	state=excluded.state, route=excluded.route, method=excluded.method, path=excluded.path,
 	user_agent=excluded.user_agent, remote_addr=excluded.remote_addr, session_id=excluded.session_id,
@@ -168,7 +174,8 @@ ON CONFLICT (id) DO UPDATE SET
 	signature_recoveries=excluded.signature_recoveries, cross_model_dropped=excluded.cross_model_dropped,
 	signatures=excluded.signatures, tool_use_ids=excluded.tool_use_ids,
 	bytes_in=excluded.bytes_in, bytes_out=excluded.bytes_out,
-	has_bodies=max(has_bodies, excluded.has_bodies), bodies_truncated=excluded.bodies_truncated
+	has_bodies=max(has_bodies, excluded.has_bodies), bodies_truncated=excluded.bodies_truncated,
+	client_protocol=excluded.client_protocol, upstream_protocol=excluded.upstream_protocol
 WHERE exchanges.state != 'finished' OR excluded.state = 'finished'
 RETURNING seq`
 
@@ -278,7 +285,7 @@ func (w *exchangeWriter) write(ctx context.Context, e Exchange) error {
 		e.InputTokens, e.OutputTokens, e.CacheReadTokens, e.CacheWriteTokens,
 		e.ContextLimit, e.TokensBefore, e.TokensAfter, e.PressureBefore, e.PressureAfter,
 		strings.Join(e.Layers, ","), e.TokensSaved, e.SignatureRecoveries, e.CrossModelDropped, e.Signatures, string(toolIDs),
-		e.BytesIn, e.BytesOut, hasBodies, e.BodiesTruncated,
+		e.BytesIn, e.BytesOut, hasBodies, e.BodiesTruncated, e.ClientProtocol, e.UpstreamProtocol,
 	).Scan(&seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil // a late "started" record never overwrites the finished one

@@ -43,7 +43,7 @@ const listColumns = `seq, id, state, route, method, path, user_agent, remote_add
 	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
 	context_limit, tokens_before, tokens_after, pressure_before, pressure_after,
 	layers, tokens_saved, signature_recoveries, cross_model_dropped, signatures, tool_use_ids,
-	bytes_in, bytes_out, has_bodies, bodies_truncated`
+	bytes_in, bytes_out, has_bodies, bodies_truncated, client_protocol, upstream_protocol`
 
 // failedSQL is HasFailed's rule for a finished row, as the list filters and the stats
 // (errorCond) select by it; TestFailedRuleIsOneRule checks that the two agree.
@@ -69,7 +69,7 @@ func scanExchange(sc interface{ Scan(...any) error }) (Exchange, error) {
 		&e.InputTokens, &e.OutputTokens, &e.CacheReadTokens, &e.CacheWriteTokens,
 		&e.ContextLimit, &e.TokensBefore, &e.TokensAfter, &e.PressureBefore, &e.PressureAfter,
 		&layers, &e.TokensSaved, &e.SignatureRecoveries, &e.CrossModelDropped, &e.Signatures, &toolIDs,
-		&e.BytesIn, &e.BytesOut, &e.HasBodies, &e.BodiesTruncated)
+		&e.BytesIn, &e.BytesOut, &e.HasBodies, &e.BodiesTruncated, &e.ClientProtocol, &e.UpstreamProtocol)
 	if err != nil {
 		return e, err
 	}

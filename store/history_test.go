@@ -21,6 +21,7 @@ import (
 func fullExchange(i int, start time.Time) Exchange {
 	return Exchange{
 		ID: fmt.Sprintf("lh_%06d", i), State: "finished", Route: "messages", Method: "POST", Path: "/v1/messages",
+		ClientProtocol: []string{"anthropic", "openai-chat"}[i%2], UpstreamProtocol: "anthropic",
 		UserAgent: "claude-cli/2.1.0", RemoteAddr: "127.0.0.1:5000" + fmt.Sprint(i%10), SessionID: fmt.Sprintf("sess-%d", i%3),
 		Model: "claude-sonnet-4-5", ModelSent: "claude-sonnet-4-5-20250929", Stream: i%2 == 0,
 		AccountID: int64(1 + i%2), AccountName: []string{"work", "home"}[i%2],
@@ -432,7 +433,8 @@ func TestLateStartedRecordDoesNotRegressFinished(t *testing.T) {
 }
 
 // TestHistoryMigrationUpgradesAnExistingDatabase opens a database as the previous version left
-// it (settings and accounts, no history tables) and checks 002 is applied with the data kept.
+// it (settings and accounts, no history tables) and checks 002 is applied with the data kept
+// (and 006, which adds columns to the table 002 creates).
 func TestHistoryMigrationUpgradesAnExistingDatabase(t *testing.T) {
 	st, path := openTemp(t)
 	ctx := context.Background()
@@ -441,7 +443,7 @@ func TestHistoryMigrationUpgradesAnExistingDatabase(t *testing.T) {
 	}
 	for _, q := range []string{
 		`DROP TABLE exchange_bodies`, `DROP TABLE exchange_compaction`, `DROP TABLE exchange_attempts`, `DROP TABLE exchanges`,
-		`DELETE FROM schema_migrations WHERE name = '002_history.sql'`,
+		`DELETE FROM schema_migrations WHERE name IN ('002_history.sql', '006_account_kinds.sql')`,
 	} {
 		if _, err := st.db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)

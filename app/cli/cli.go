@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -32,7 +33,9 @@ type CLI struct {
 var ErrUsage = errors.New("usage")
 
 const usage = `usage:
-  longhaul account add --base-url URL --key KEY|- [--label L] [--kind anthropic]
+  longhaul account add [--kind anthropic|openai|openai-responses|gemini] [--base-url URL] --key KEY|- [--label L]
+      (--base-url defaults to the kind's official endpoint; for openai kinds it is what the
+      OpenAI SDK takes, e.g. http://localhost:11434/v1 for Ollama)
   longhaul account list
   longhaul account rm ID
   longhaul account enable ID | account disable ID
@@ -89,11 +92,15 @@ func (c *CLI) Run(ctx context.Context, args []string) error {
 }
 
 func (c *CLI) accountAdd(fs *flag.FlagSet) action {
-	baseURL := fs.String("base-url", "https://api.anthropic.com", "upstream base URL")
+	baseURL := fs.String("base-url", "", "upstream base URL (default: the kind's official endpoint)")
 	key := fs.String("key", "", "API key, or - to read it from stdin (keeps it out of shell history)")
 	label := fs.String("label", "", "a name to tell accounts apart")
-	kind := fs.String("kind", store.KindAnthropic, "provider kind")
+	kind := fs.String("kind", store.KindAnthropic, "the protocol the upstream speaks: "+strings.Join(store.Kinds(), ", "))
 	return func(ctx context.Context, st *store.Store, _ []string) error {
+		// Checked before the key is read: a typo should not cost a pasted key.
+		if !slices.Contains(store.Kinds(), *kind) {
+			return fmt.Errorf("--kind %q: must be one of %s", *kind, strings.Join(store.Kinds(), ", "))
+		}
 		secret := *key
 		if secret == "-" {
 			var err error
@@ -108,7 +115,7 @@ func (c *CLI) accountAdd(fs *flag.FlagSet) action {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(c.Stdout, "added account %d (%s, %s)\n", a.ID, a.BaseURL, a.MaskedSecret())
+		fmt.Fprintf(c.Stdout, "added account %d (%s, %s, %s)\n", a.ID, a.Kind, a.BaseURL, a.MaskedSecret())
 		return nil
 	}
 }

@@ -84,3 +84,53 @@ func TestCLIAccountsAndSettings(t *testing.T) {
 		}
 	}
 }
+
+func TestCLIAccountAddKinds(t *testing.T) {
+	tests := []struct {
+		name        string
+		args        []string
+		wantKind    string
+		wantBaseURL string
+	}{
+		{"no kind is anthropic at its endpoint", nil, store.KindAnthropic, "https://api.anthropic.com"},
+		{"openai at the official API", []string{"--kind", "openai"}, store.KindOpenAI, "https://api.openai.com/v1"},
+		{"openai on a local Ollama", []string{"--kind", "openai", "--base-url", "http://localhost:11434/v1"}, store.KindOpenAI, "http://localhost:11434/v1"},
+		{"openai-responses at the official API", []string{"--kind", "openai-responses"}, store.KindOpenAIResponses, "https://api.openai.com/v1"},
+		{"gemini at the generativelanguage API", []string{"--kind", "gemini"}, store.KindGemini, "https://generativelanguage.googleapis.com"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cli, out, errOut := newCLI(t)
+			ctx := context.Background()
+			cli.Stdin = strings.NewReader("sk-test-from-stdin-0000wxyz\n")
+			args := append([]string{"account", "add", "--key", "-"}, tt.args...)
+			if err := cli.Run(ctx, args); err != nil {
+				t.Fatalf("longhaul %v = %v (stderr %q)", args, err, errOut.String())
+			}
+			if want := "added account 1 (" + tt.wantKind + ", " + tt.wantBaseURL + ", sk-…wxyz)"; !strings.Contains(out.String(), want) {
+				t.Errorf("longhaul %v printed %q; want %q", args, out.String(), want)
+			}
+			out.Reset()
+			if err := cli.Run(ctx, []string{"account", "list"}); err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+			if len(lines) != 2 || !strings.Contains(lines[0], "KIND") || strings.Fields(lines[1])[1] != tt.wantKind {
+				t.Errorf("account list = %q; want one account of kind %s in the KIND column", out.String(), tt.wantKind)
+			}
+		})
+	}
+}
+
+func TestCLIAccountAddRefusesAnUnknownKindBeforeReadingTheKey(t *testing.T) {
+	cli, out, _ := newCLI(t)
+	stdin := strings.NewReader("sk-test-from-stdin-0000wxyz\n")
+	cli.Stdin = stdin
+	err := cli.Run(context.Background(), []string{"account", "add", "--kind", "openai-compatible", "--key", "-"})
+	if err == nil || !strings.Contains(err.Error(), "anthropic, openai, openai-responses, gemini") {
+		t.Errorf("account add --kind openai-compatible = %v; want an error naming the kinds", err)
+	}
+	if stdin.Len() == 0 || out.Len() != 0 {
+		t.Errorf("stdin left %d bytes, stdout %q; want the key unread and nothing added", stdin.Len(), out.String())
+	}
+}

@@ -12,6 +12,7 @@ import (
 func record(ex *proxy.Exchange, bodies *bodyPolicy) store.Exchange {
 	rec := store.Exchange{
 		ID: ex.ID, State: string(ex.State), Route: ex.Route, Method: ex.Method, Path: ex.Path,
+		ClientProtocol: ex.ClientProtocol, UpstreamProtocol: ex.UpstreamProtocol,
 		UserAgent: ex.UserAgent, RemoteAddr: ex.RemoteAddr, SessionID: ex.SessionID,
 		Model: ex.Model, ModelSent: ex.ModelSent, Stream: ex.Stream,
 		Start: ex.Start, FirstByte: ex.FirstByte, End: ex.End,

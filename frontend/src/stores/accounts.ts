@@ -6,8 +6,42 @@ import { accounts as api } from '../api/accounts'
 import { ApiError, errorMessage } from '../api/errors'
 import type { AccountInput, AccountView, KeyTest } from '../api/models'
 
+/** The account kinds, in the order the form offers them (store.Kinds in store/accounts.go). */
+export const accountKinds = ['anthropic', 'openai', 'openai-responses', 'gemini'] as const
+export type AccountKind = (typeof accountKinds)[number]
+
+/**
+ * The base URL the backend stores for a kind when the form leaves it empty (store.DefaultBaseURL
+ * in store/accounts.go): the form shows it as the placeholder.
+ */
+export function defaultBaseURL(kind: string): string {
+  switch (kind) {
+    case 'openai':
+    case 'openai-responses':
+      return 'https://api.openai.com/v1'
+    case 'gemini':
+      return 'https://generativelanguage.googleapis.com'
+    default:
+      return 'https://api.anthropic.com'
+  }
+}
+
+/** What a key of a kind looks like, for the key field's placeholder. */
+export function keyPlaceholder(kind: string): string {
+  switch (kind) {
+    case 'openai':
+    case 'openai-responses':
+      return 'sk-…'
+    case 'gemini':
+      return 'AIza…'
+    default:
+      return 'sk-ant-…'
+  }
+}
+
+/** A new account: the base URL empty, so that the kind's default applies (and shows). */
 export function emptyInput(): AccountInput {
-  return { label: '', kind: 'anthropic', baseURL: 'https://api.anthropic.com', key: '', models: [], priority: 0, weight: 1 }
+  return { label: '', kind: 'anthropic', baseURL: '', key: '', models: [], priority: 0, weight: 1 }
 }
 
 export function inputFrom(a: AccountView): AccountInput {
@@ -121,7 +155,7 @@ export const useAccountsStore = defineStore('accounts', () => {
       const r = await api.test(id)
       tests.value = { ...tests.value, [id]: r }
     } catch (err) {
-      tests.value = { ...tests.value, [id]: { ok: false, status: 0, latencyMs: 0, model: '', message: errorMessage(err) } }
+      tests.value = { ...tests.value, [id]: { ok: false, status: 0, latencyMs: 0, model: '', request: '', message: errorMessage(err) } }
     }
   }
 
@@ -132,7 +166,7 @@ export const useAccountsStore = defineStore('accounts', () => {
       formTest.value = await api.testKey(id, input)
     } catch (err) {
       if (err instanceof ApiError && Object.keys(err.fields).length > 0) fieldErrors.value = err.fields
-      formTest.value = { ok: false, status: 0, latencyMs: 0, model: '', message: errorMessage(err) }
+      formTest.value = { ok: false, status: 0, latencyMs: 0, model: '', request: '', message: errorMessage(err) }
     }
   }
 

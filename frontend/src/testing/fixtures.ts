@@ -138,6 +138,8 @@ export function exchange(over: Partial<Exchange> = {}): Exchange {
     id: `ex-${n}`,
     state: 'finished',
     route: 'messages',
+    clientProtocol: 'anthropic',
+    upstreamProtocol: 'anthropic',
     method: 'POST',
     path: '/v1/messages',
     userAgent: 'claude-cli/2.1',

@@ -65,4 +65,15 @@ describe('RequestView', () => {
     expect(el.querySelector('[data-testid=attempts]')?.textContent).toContain('work')
     app.unmount()
   })
+
+  it('names the client protocol and the one sent upstream', async () => {
+    const { go } = installWails()
+    go.History.Detail.mockImplementation(async () => exchange({ id: 'lh_2', clientProtocol: 'openai-chat', upstreamProtocol: 'anthropic' }))
+    const el = document.createElement('div')
+    document.body.appendChild(el)
+    const app = createApp(RequestView, { id: 'lh_2' }).use(createPinia()).use(i18n)
+    app.mount(el)
+    await vi.waitFor(() => expect(el.querySelector('[data-testid=request-protocol]')?.textContent).toBe('openai-chat → anthropic'))
+    app.unmount()
+  })
 })

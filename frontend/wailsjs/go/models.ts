@@ -36,6 +36,7 @@ export namespace app {
 	    status: number;
 	    latencyMs: number;
 	    model: string;
+	    request: string;
 	    message: string;
 	    rateLimit?: Record<string, string>;
 	}
@@ -130,6 +131,8 @@ export namespace store {
 	    id: string;
 	    state: string;
 	    route: string;
+	    clientProtocol: string;
+	    upstreamProtocol: string;
 	    method: string;
 	    path: string;
 	    userAgent: string;
