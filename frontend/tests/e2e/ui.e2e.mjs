@@ -604,6 +604,15 @@ async function pageSteps(page, uiURL, port, home) {
   await step('Accounts: add an account', async () => {
     await nav(page, 'accounts')
     await page.getByTestId('account-add').click({ timeout: 5000 })
+    const kinds = await page.locator('[data-testid=account-kind] option').evaluateAll((os) => os.map((o) => o.getAttribute('value')))
+    if (kinds.join() !== 'anthropic,openai,openai-responses,gemini') throw new Error(`kinds offered: ${kinds.join()}`)
+    /** @type {[string, string][]} */
+    const placeholders = [['openai', 'https://api.openai.com/v1'], ['gemini', 'https://generativelanguage.googleapis.com'], ['anthropic', 'https://api.anthropic.com']]
+    for (const [kind, url] of placeholders) {
+      await page.getByTestId('account-kind').selectOption(kind)
+      const shown = await page.getByTestId('account-base-url').getAttribute('placeholder')
+      if (shown !== url) throw new Error(`base URL placeholder for ${kind} = ${shown}; want ${url}`)
+    }
     await page.getByTestId('account-label').fill('e2e')
     await page.getByTestId('account-base-url').fill(upstreamURL)
     await page.getByTestId('account-save').click()
@@ -775,6 +784,21 @@ async function pageSteps(page, uiURL, port, home) {
     if (doc.env?.ANTHROPIC_BASE_URL !== `http://127.0.0.1:${port}`) throw new Error(`settings.json: ${JSON.stringify(doc)}`)
     await page.getByTestId('claude-code-undo').click({ timeout: 5000 })
     await until(async () => !existsSync(file), 5000, () => `${file} still exists after undo`)
+  })
+  await step('Connect: OpenAI and Gemini clients get snippets with this proxy\'s address', async () => {
+    const code = async (/** @type {string} */ id) => (await page.locator(`[data-testid=snippet-${id}] code`).textContent({ timeout: 5000 })) ?? ''
+    const u = `http://127.0.0.1:${port}`
+    const want = {
+      codex: [`base_url = "${u}/v1"`, 'wire_api = "responses"', 'model_provider = "longhaul"'],
+      openaiPython: [`base_url="${u}/v1"`],
+      cline: [`Base URL: ${u}/v1`],
+      geminiCli: [`GOOGLE_GEMINI_BASE_URL=${u}\n`],
+      genaiNode: [`baseUrl: "${u}"`],
+    }
+    for (const [id, parts] of Object.entries(want)) {
+      const text = await code(id)
+      for (const p of parts) if (!text.includes(p)) throw new Error(`snippet ${id} lacks ${JSON.stringify(p)}: ${text}`)
+    }
   })
 
   await step('Settings: a new port applies without restart and the page shows it', async () => {
