@@ -83,3 +83,58 @@ func TestAnthropicClientToolLoopOnGeminiKeepsThoughtSignatures(t *testing.T) {
 		t.Errorf("the last function call went up with signature %q; want one the upstream issued", sig)
 	}
 }
+
+// TestChatClientToolLoopUnderASmallWindow is the OpenAI analogue of the session test: 40
+// rounds of a Chat client's tool loop (assistant tool_calls, then tool messages) on a Chat
+// upstream that refuses unanswered calls, under a window small enough that compaction must
+// trim old rounds; every round is accepted and what goes up shrinks.
+func TestChatClientToolLoopUnderASmallWindow(t *testing.T) {
+	cfg := Config{Compaction: CompactionConfig{ContextLimits: map[string]int{"gpt-*": 20000}}}
+	s := newSeam(t, cfg, pool.KindOpenAI)
+	tools := `[{"type":"function","function":{"name":"run","parameters":{"type":"object","properties":{"cmd":{"type":"string"}},"required":["cmd"]}}}]`
+	messages := []string{`{"role":"system","content":"You are a coding agent."}`, `{"role":"user","content":"Run the test suite until it passes."}`}
+	var layers = map[string]int{}
+	var largest, last int
+	for round := range 40 {
+		id := fmt.Sprintf("call_%02d", round)
+		call := proxytest.ChatCalls(proxytest.ChatToolCall{ID: id, Name: "run", Args: `{"cmd":"go test ./..."}`})
+		// The scripted usage is a fixed small count; none at all leaves the estimator to judge
+		// the window (a fixed count would teach it the requests are tiny).
+		call.Usage = proxytest.ChatUsage{}
+		s.chat.Enqueue(proxytest.ChatReply{Completion: call})
+		req := `{"model":"gpt-4.1","tools":` + tools + `,"messages":[` + strings.Join(messages, ",") + `]}`
+		resp, body := s.post(t, "/v1/chat/completions", req, "Content-Type", "application/json")
+		if resp.StatusCode != 200 {
+			t.Fatalf("round %d: status %d: %s (upstream rejections %d)", round, resp.StatusCode, body, s.chat.Rejected())
+		}
+		var c struct {
+			Choices []struct {
+				Message json.RawMessage `json:"message"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal([]byte(body), &c); err != nil || len(c.Choices) != 1 || !strings.Contains(string(c.Choices[0].Message), id) {
+			t.Fatalf("round %d: no tool call %s in %s", round, id, body)
+		}
+		output, _ := json.Marshal(strings.Repeat(fmt.Sprintf("--- FAIL: TestRound%d (0.00s)\n    store_test.go:42: got 1, want 2\n", round), 40))
+		messages = append(messages, string(c.Choices[0].Message), `{"role":"tool","tool_call_id":"`+id+`","content":`+string(output)+`}`)
+		for _, st := range s.obs.last(t).Compaction {
+			layers[st.Layer]++
+		}
+		recs := s.chat.Requests()
+		last = len(recs[len(recs)-1].Body)
+		largest = max(largest, last)
+	}
+	if n := s.chat.Rejected(); n != 0 {
+		t.Errorf("upstream refused %d requests; want 0", n)
+	}
+	if layers["Layer-1"] == 0 {
+		t.Errorf("compaction steps %v; want Layer-1 to have trimmed old rounds", layers)
+	}
+	sent := 0
+	for _, m := range messages {
+		sent += len(m)
+	}
+	if last >= sent {
+		t.Errorf("the last request went up with %d bytes, the conversation is %d; want it compacted", last, sent)
+	}
+}

@@ -23,6 +23,7 @@ import (
 const (
 	anthropicSecret = "sk-ant-upstream-secret-0001"
 	responsesSecret = "sk-openai-upstream-secret-0002"
+	chatSecret      = "sk-chat-upstream-secret-0004"
 	geminiSecret    = "AIza-gemini-upstream-secret-0003"
 )
 
@@ -31,6 +32,7 @@ type seam struct {
 	anthropic *proxytest.Upstream
 	responses *proxytest.ResponsesUpstream
 	gemini    *proxytest.GeminiUpstream
+	chat      *proxytest.ChatUpstream
 	srv       *Server
 	front     *httptest.Server
 	obs       *recorder
@@ -39,8 +41,9 @@ type seam struct {
 // newSeam starts the three upstreams and a proxy with one account per kind in kinds.
 func newSeam(tb testing.TB, cfg Config, kinds ...string) *seam {
 	tb.Helper()
-	s := &seam{anthropic: proxytest.NewUpstream(), responses: proxytest.NewResponsesUpstream(), gemini: proxytest.NewGeminiUpstream(), obs: newRecorder()}
+	s := &seam{anthropic: proxytest.NewUpstream(), responses: proxytest.NewResponsesUpstream(), gemini: proxytest.NewGeminiUpstream(), chat: proxytest.NewChatUpstream(), obs: newRecorder()}
 	s.gemini.Key = geminiSecret
+	s.chat.Key = chatSecret
 	srv, err := New(cfg, Options{Observer: s.obs})
 	if err != nil {
 		tb.Fatalf("New: %v", err)
@@ -55,6 +58,8 @@ func newSeam(tb testing.TB, cfg Config, kinds ...string) *seam {
 			a.BaseURL, a.Secret = s.responses.URL+"/v1", responsesSecret
 		case pool.KindGemini:
 			a.BaseURL, a.Secret = s.gemini.URL, geminiSecret
+		case pool.KindOpenAI:
+			a.BaseURL, a.Secret = s.chat.URL+"/v1", chatSecret
 		}
 		accounts = append(accounts, a)
 	}
@@ -67,6 +72,7 @@ func newSeam(tb testing.TB, cfg Config, kinds ...string) *seam {
 		s.anthropic.Close()
 		s.responses.Close()
 		s.gemini.Close()
+		s.chat.Close()
 	})
 	return s
 }
@@ -446,5 +452,51 @@ func TestChatClientThroughAnthropicUpstream(t *testing.T) {
 	resp, body = s.post(t, "/v1/chat/completions", `{"model":`, "Content-Type", "application/json")
 	if err := json.Unmarshal([]byte(body), &e); err != nil || resp.StatusCode != 400 || e.Error.Message == "" {
 		t.Errorf("malformed JSON: %d %s; want 400 in OpenAI's shape", resp.StatusCode, body)
+	}
+}
+
+func TestAnthropicClientThroughChatUpstream(t *testing.T) {
+	s := newSeam(t, Config{}, pool.KindOpenAI)
+	s.chat.Enqueue(proxytest.ChatReply{Completion: proxytest.ChatCalls(
+		proxytest.ChatToolCall{ID: "call_a", Name: "read_file", Args: `{"path":"a.go"}`},
+		proxytest.ChatToolCall{ID: "call_b", Name: "read_file", Args: `{"path":"b.go"}`})})
+	tools := `[{"name":"read_file","input_schema":{"type":"object","properties":{"path":{"type":"string"}}}}]`
+	req := `{"model":"deepseek-chat","max_tokens":256,"stream":true,"tools":` + tools + `,"messages":[{"role":"user","content":"Read a.go and b.go"}]}`
+	resp, body := s.post(t, "/v1/messages", req, "Content-Type", "application/json", "Anthropic-Version", "2023-06-01")
+	if resp.StatusCode != 200 || strings.Count(body, `"type":"tool_use"`) != 2 || !strings.Contains(body, `"stop_reason":"tool_use"`) {
+		t.Fatalf("status %d; want two parallel tool_use blocks: %s", resp.StatusCode, body)
+	}
+	up := s.chat.Requests()[0]
+	if up.Path != "/v1/chat/completions" || up.Header.Get("Authorization") != "Bearer "+chatSecret || !strings.Contains(string(up.Body), `"include_usage":true`) {
+		t.Errorf("upstream got %s (authorization %q): %s", up.Path, up.Header.Get("Authorization"), up.Body)
+	}
+	turn2 := `{"model":"deepseek-chat","max_tokens":256,"tools":` + tools + `,"messages":[{"role":"user","content":"Read a.go and b.go"},
+	{"role":"assistant","content":[{"type":"tool_use","id":"call_a","name":"read_file","input":{"path":"a.go"}},{"type":"tool_use","id":"call_b","name":"read_file","input":{"path":"b.go"}}]},
+	{"role":"user","content":[{"type":"tool_result","tool_use_id":"call_a","content":"package a"},{"type":"tool_result","tool_use_id":"call_b","content":"package b"}]}]}`
+	resp, body = s.post(t, "/v1/messages", turn2, "Content-Type", "application/json")
+	if resp.StatusCode != 200 || s.chat.Rejected() != 0 || !strings.Contains(body, `"type":"message"`) {
+		t.Errorf("second turn: %d (rejected %d): %s", resp.StatusCode, s.chat.Rejected(), body)
+	}
+	// An upstream error reaches the client in its own shape.
+	s.chat.Enqueue(proxytest.ChatErrorReply(400, "context_length_exceeded", "This model's maximum context length is 65536 tokens."))
+	resp, body = s.post(t, "/v1/messages", `{"model":"deepseek-chat","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`, "Content-Type", "application/json")
+	if resp.StatusCode != 400 || !strings.Contains(body, `"type":"invalid_request_error"`) || !strings.Contains(body, "prompt is too long") {
+		t.Errorf("context_length_exceeded: %d %s; want 400 saying the prompt is too long, in Anthropic's shape", resp.StatusCode, body)
+	}
+}
+
+func TestChatClientOnChatUpstreamIsForwardedByteForByte(t *testing.T) {
+	s := newSeam(t, Config{}, pool.KindOpenAI)
+	req := `{"messages":[{"role":"user","content":"hi"}],  "model":"gpt-4o-mini","seed":7,"logit_bias":{"50256":-100}}`
+	resp, body := s.post(t, "/v1/chat/completions", req, "Content-Type", "application/json", "Authorization", "Bearer local", "X-Stainless-Lang", "js", "Openai-Organization", "org-client")
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	up := s.chat.Requests()[0]
+	if string(up.Body) != req || up.Header.Get("X-Stainless-Lang") != "js" || up.Header.Get("Openai-Organization") != "" || up.Header.Get("Authorization") != "Bearer "+chatSecret {
+		t.Errorf("upstream got %s with headers %v; want the client's bytes, its SDK headers, the account's key and no organisation", up.Body, up.Header)
+	}
+	if ex := s.obs.last(t); ex.Usage.InputTokens == 0 || ex.UpstreamProtocol != pool.KindOpenAI {
+		t.Errorf("usage %+v, upstream %q", ex.Usage, ex.UpstreamProtocol)
 	}
 }
