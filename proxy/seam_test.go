@@ -500,3 +500,34 @@ func TestChatClientOnChatUpstreamIsForwardedByteForByte(t *testing.T) {
 		t.Errorf("usage %+v, upstream %q", ex.Usage, ex.UpstreamProtocol)
 	}
 }
+
+func TestCountTokensInTheClientsShape(t *testing.T) {
+	req := `{"contents":[{"role":"user","parts":[{"text":"How many tokens is this?"}]}]}`
+	t.Run("gemini upstream counts itself", func(t *testing.T) {
+		s := newSeam(t, Config{}, pool.KindGemini)
+		resp, body := s.post(t, "/v1beta/models/gemini-2.5-flash:countTokens", req, "Content-Type", "application/json")
+		up := s.gemini.Requests()
+		if resp.StatusCode != 200 || !strings.Contains(body, `"totalTokens"`) || len(up) != 1 || up[0].Path != "/v1beta/models/gemini-2.5-flash:countTokens" {
+			t.Errorf("status %d %s, upstream %v; want the upstream's count", resp.StatusCode, body, up)
+		}
+	})
+	t.Run("other upstreams: the estimator", func(t *testing.T) {
+		s := newSeam(t, Config{}, pool.KindAnthropic)
+		resp, body := s.post(t, "/v1beta/models/claude-sonnet-4-5:countTokens", req, "Content-Type", "application/json")
+		var c struct {
+			TotalTokens int `json:"totalTokens"`
+		}
+		if err := json.Unmarshal([]byte(body), &c); err != nil || resp.StatusCode != 200 || c.TotalTokens <= 0 || resp.Header.Get("Longhaul-Token-Count") != "estimated" {
+			t.Errorf("status %d %s; want an estimated totalTokens", resp.StatusCode, body)
+		}
+	})
+}
+
+func TestPromptTooLongReachesOpenAIClientsAsContextLengthExceeded(t *testing.T) {
+	s := newSeam(t, Config{}, pool.KindAnthropic)
+	s.anthropic.Enqueue(proxytest.Reply{Status: 400, Body: []byte(`{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 215000 tokens > 200000 maximum"}}`)})
+	resp, body := s.post(t, "/v1/chat/completions", `{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"hi"}]}`, "Content-Type", "application/json")
+	if resp.StatusCode != 400 || !strings.Contains(body, `"code":"context_length_exceeded"`) {
+		t.Errorf("status %d %s; want 400 context_length_exceeded", resp.StatusCode, body)
+	}
+}
