@@ -138,3 +138,40 @@ func TestChatClientToolLoopUnderASmallWindow(t *testing.T) {
 		t.Errorf("the last request went up with %d bytes, the conversation is %d; want it compacted", last, sent)
 	}
 }
+
+// TestGeminiClientToolLoopOnGeminiUnderASmallWindow: a Gemini client's function-calling loop
+// (model functionCall turns with their thought signatures, then functionResponse turns) on a
+// strict Gemini upstream; compaction trims old rounds through the Messages shape and the
+// signatures the client sent come back from its own request.
+func TestGeminiClientToolLoopOnGeminiUnderASmallWindow(t *testing.T) {
+	cfg := Config{Compaction: CompactionConfig{ContextLimits: map[string]int{"gemini-*": 20000}}}
+	s := newSeam(t, cfg, pool.KindGemini)
+	tools := `[{"functionDeclarations":[{"name":"read_file","description":"Read a file","parameters":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}}]}]`
+	contents := []string{`{"role":"user","parts":[{"text":"Read every file of the project."}]}`}
+	layers := map[string]int{}
+	for round := range 30 {
+		s.gemini.Enqueue(proxytest.GeminiCalls(proxytest.GeminiCall("read_file", map[string]string{"path": fmt.Sprintf("f%d.go", round)})))
+		req := `{"tools":` + tools + `,"contents":[` + strings.Join(contents, ",") + `]}`
+		resp, body := s.post(t, "/v1beta/models/gemini-2.5-pro:generateContent", req, "Content-Type", "application/json")
+		if resp.StatusCode != 200 {
+			t.Fatalf("round %d: status %d: %s (upstream rejections %d)", round, resp.StatusCode, body, s.gemini.Rejected())
+		}
+		var r gemini.Response
+		if err := json.Unmarshal([]byte(body), &r); err != nil || len(r.Candidates) == 0 || r.Candidates[0].Content == nil {
+			t.Fatalf("round %d: %v %s", round, err, body)
+		}
+		turn, _ := json.Marshal(r.Candidates[0].Content)
+		result, _ := json.Marshal(map[string]any{"content": strings.Repeat(fmt.Sprintf("// file %d\n", round), 300)})
+		contents = append(contents, string(turn),
+			`{"role":"user","parts":[{"functionResponse":{"name":"read_file","response":`+string(result)+`}}]}`)
+		for _, st := range s.obs.last(t).Compaction {
+			layers[st.Layer]++
+		}
+	}
+	if n := s.gemini.Rejected(); n != 0 {
+		t.Errorf("upstream refused %d requests; want 0", n)
+	}
+	if layers["Layer-1"] == 0 {
+		t.Errorf("compaction steps %v; want Layer-1 to have trimmed old rounds", layers)
+	}
+}
