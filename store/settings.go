@@ -50,7 +50,7 @@ type RotationSettings struct {
 }
 
 // ModelMapping sends client models matching Pattern (a glob) to Model, optionally only on the
-// account with label Account.
+// accounts Account names: a label, an id or a kind (proxy/pool/modelmap.go matches all three).
 type ModelMapping struct {
 	Pattern string `json:"pattern"`
 	Model   string `json:"model"`
