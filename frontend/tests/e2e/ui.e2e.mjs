@@ -670,10 +670,9 @@ async function pageSteps(page, uiURL, port, home) {
     console.log(`     row ${first} shown ${Date.now() - t0} ms after the reply`)
     await page.locator(`[data-testid=monitor-row][data-id="${first}"][data-state=finished]`).waitFor({ timeout: 5000 })
     await page.locator(`[data-testid=monitor-row][data-id="${first}"] [data-layer="Layer-1"]`).waitFor({ timeout: 2000 })
-    // An Anthropic client to an Anthropic account: one name. "–" is a proxy that does not
-    // report protocols yet (the column is still there).
+    // An Anthropic client to an Anthropic account: one name.
     const protocol = (await page.locator(`[data-testid=monitor-row][data-id="${first}"] [data-testid=row-protocol]`).textContent({ timeout: 2000 }))?.trim()
-    if (protocol !== 'anthropic' && protocol !== '–') throw new Error(`protocol column shows ${JSON.stringify(protocol)}; want "anthropic"`)
+    if (protocol !== 'anthropic') throw new Error(`protocol column shows ${JSON.stringify(protocol)}; want "anthropic"`)
   })
   await step('its detail shows the diff, labelled Layer-1', async () => {
     await page.locator(`[data-testid=monitor-row][data-id="${first}"]`).click({ timeout: 5000 })
