@@ -531,3 +531,23 @@ func TestPromptTooLongReachesOpenAIClientsAsContextLengthExceeded(t *testing.T) 
 		t.Errorf("status %d %s; want 400 context_length_exceeded", resp.StatusCode, body)
 	}
 }
+
+func TestGeminiQueryKeyIsAcceptedOnlyOnGeminiRoutes(t *testing.T) {
+	s := newSeam(t, Config{ClientKey: "local-client-key"}, pool.KindAnthropic)
+	gen := `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`
+	resp, body := s.post(t, "/v1beta/models/claude-sonnet-4-5:generateContent?key=wrong", gen, "Content-Type", "application/json")
+	if resp.StatusCode != 401 || !strings.Contains(body, `"status":"UNAUTHENTICATED"`) {
+		t.Errorf("wrong ?key=: %d %s; want 401 in Google's shape", resp.StatusCode, body)
+	}
+	resp, body = s.post(t, "/v1/messages?key=local-client-key", `{"model":"claude-sonnet-4-5","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`, "Content-Type", "application/json")
+	if resp.StatusCode != 401 {
+		t.Errorf("?key= on /v1/messages: %d %s; want 401 (a key in a URL is only taken where Google's SDKs put it)", resp.StatusCode, body)
+	}
+	resp, body = s.post(t, "/v1beta/models/claude-sonnet-4-5:generateContent?key=local-client-key", gen, "Content-Type", "application/json")
+	if resp.StatusCode != 200 {
+		t.Fatalf("right ?key=: %d %s", resp.StatusCode, body)
+	}
+	if ex := s.obs.last(t); strings.Contains(ex.Path, "local-client-key") {
+		t.Errorf("the recorded path %q carries the client's key", ex.Path)
+	}
+}
