@@ -246,3 +246,112 @@ func TestChatClientThroughMessagesShapeNonStream(t *testing.T) {
 		t.Errorf("a limit the client never set reached the upstream: %s", sent)
 	}
 }
+
+// A Chat client driving an Anthropic upstream over real HTTP, two rounds of
+// a tool loop with thinking: the stream reaches the client as chunks with
+// reasoning_content and the signed block in thinking_blocks; the client
+// sends the message back as openai-node accumulates it, and Claude's
+// signed thinking leads the assistant turn of the next Messages request, as
+// Messages requires in a tool loop.
+func TestChatClientThroughAnthropicUpstream(t *testing.T) {
+	up := proxytest.NewUpstream()
+	defer up.Close()
+	const sig = "EqSignedByClaude0123456789"
+	up.Enqueue(proxytest.Reply{Message: &proxytest.Message{
+		Content: []proxytest.Block{
+			proxytest.Thinking("List the directory.", sig),
+			proxytest.Text("Listing."),
+			proxytest.ToolUse("toolu_01", "shell", map[string]any{"command": []string{"ls"}}),
+		},
+		Usage:     proxytest.Usage{InputTokens: 40, CacheReadInputTokens: 60, OutputTokens: 25},
+		ChunkSize: 6,
+	}})
+
+	const tools = `"tools":[{"type":"function","function":{"name":"shell","parameters":{"type":"object","properties":{"command":{"type":"array","items":{"type":"string"}}}}}}]`
+	client1 := []byte(`{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"ls please"}],` + tools +
+		`,"reasoning_effort":"medium","stream":true,"stream_options":{"include_usage":true}}`)
+	stream := chatThroughAnthropic(t, up, client1)
+	acc := accumulateChat(t, stream)
+	if acc.Reasoning != "List the directory." || acc.Content != "Listing." || len(acc.Calls) != 1 || acc.Calls[0].Args != `{"command":["ls"]}` ||
+		acc.Finish != "tool_calls" || !acc.Done || !strings.Contains(string(acc.Usage), `"prompt_tokens":100`) {
+		t.Fatalf("client saw %+v\n%s", acc, stream)
+	}
+	// openai-node keeps the last value of a delta field it does not know.
+	var thinkingBlocks json.RawMessage
+	for _, ev := range readSSE(t, stream) {
+		var c struct {
+			Choices []struct {
+				Delta map[string]json.RawMessage `json:"delta"`
+			} `json:"choices"`
+		}
+		if json.Unmarshal(ev.Data, &c) == nil && len(c.Choices) > 0 && c.Choices[0].Delta["thinking_blocks"] != nil {
+			thinkingBlocks = c.Choices[0].Delta["thinking_blocks"]
+		}
+	}
+	if thinkingBlocks == nil {
+		t.Fatalf("no thinking_blocks in the stream:\n%s", stream)
+	}
+
+	args, _ := json.Marshal(acc.Calls[0].Args)
+	client2 := []byte(`{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"ls please"},
+	 {"role":"assistant","content":"Listing.","reasoning_content":"List the directory.","thinking_blocks":` + string(thinkingBlocks) + `,
+	  "tool_calls":[{"id":"` + acc.Calls[0].ID + `","type":"function","function":{"name":"shell","arguments":` + string(args) + `}}]},
+	 {"role":"tool","tool_call_id":"` + acc.Calls[0].ID + `","content":"a.go"}],` + tools + `,"reasoning_effort":"medium","stream":true}`)
+	chatThroughAnthropic(t, up, client2)
+	var sent struct {
+		Messages []struct {
+			Role    string
+			Content json.RawMessage
+		}
+	}
+	if err := json.Unmarshal(up.Requests()[1].Body, &sent); err != nil || len(sent.Messages) != 3 {
+		t.Fatalf("second Messages request = %s (%v)", up.Requests()[1].Body, err)
+	}
+	var assistant, results []struct{ Type, Thinking, Signature string }
+	if json.Unmarshal(sent.Messages[1].Content, &assistant) != nil || json.Unmarshal(sent.Messages[2].Content, &results) != nil ||
+		assistant[0].Type != "thinking" || assistant[0].Signature != sig || assistant[0].Thinking != "List the directory." || results[0].Type != "tool_result" {
+		t.Errorf("second Messages request = %s", up.Requests()[1].Body)
+	}
+}
+
+// chatThroughAnthropic translates a Chat request for the Anthropic upstream,
+// posts it, and returns the Chat stream the client gets.
+func chatThroughAnthropic(t *testing.T, up *proxytest.Upstream, chatRequest []byte) []byte {
+	t.Helper()
+	body, err := ChatRequestToAnthropic(chatRequest, ChatRequestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post(up.URL+"/v1/messages", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("upstream %d: %s", resp.StatusCode, b)
+	}
+	tr := NewChatStreamFromAnthropic(ChatReplyOptions{IncludeUsage: ChatIncludeUsage(chatRequest)})
+	var out []byte
+	write := func(frame []byte) error {
+		out = append(out, frame...)
+		return nil
+	}
+	rd := sse.NewReader(resp.Body, 0)
+	for {
+		ev, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.Event(ev.Name, ev.Data, write); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tr.End(write); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

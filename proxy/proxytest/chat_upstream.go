@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // ChatUpstream is a scripted OpenAI Chat Completions API on 127.0.0.1: POST
@@ -22,7 +23,7 @@ import (
 // reference). It validates requests as the API does: a bearer token, a model,
 // known roles, every assistant tool call answered by a tool message before
 // the next user or assistant message, text-only tool messages,
-// stream_options only with stream. Anything else is a 404 in OpenAI's error
+// stream_options only with stream, a user of at most 64 characters. Anything else is a 404 in OpenAI's error
 // shape. It needs no testing.T, so benchmarks can use it.
 type ChatUpstream struct {
 	URL string
@@ -184,6 +185,7 @@ type chatRequest struct {
 	Tools             []json.RawMessage `json:"tools"`
 	ParallelToolCalls *bool             `json:"parallel_tool_calls"`
 	Stop              json.RawMessage   `json:"stop"`
+	User              *string           `json:"user"`
 }
 
 type chatRequestMessage struct {
@@ -271,6 +273,10 @@ func validateChatRequest(req *chatRequest) (message, code, param string) {
 	}
 	if req.ParallelToolCalls != nil && len(req.Tools) == 0 {
 		return "Invalid value for 'parallel_tool_calls': 'parallel_tool_calls' is only allowed when 'tools' are specified.", "invalid_value", "parallel_tool_calls"
+	}
+	if req.User != nil && utf8.RuneCountInString(*req.User) > 64 {
+		return fmt.Sprintf("Invalid 'user': string too long. Expected a string with maximum length 64, but got a string with length %d instead.", utf8.RuneCountInString(*req.User)),
+			"string_above_max_length", "user"
 	}
 	if len(req.Stop) > 0 && req.Stop[0] == '[' {
 		var stop []string

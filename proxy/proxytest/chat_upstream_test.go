@@ -220,6 +220,7 @@ func TestChatUpstreamValidatesLikeTheAPI(t *testing.T) {
 		{"arguments not a string", "Bearer k", `{"model":"m","messages":[{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":{}}}]},{"role":"tool","tool_call_id":"c","content":""}]}`, 400, "invalid_type", "messages.[0].tool_calls.[0].function.arguments"},
 		{"stream_options without stream", "Bearer k", `{"model":"m",` + chatHi + `,"stream_options":{"include_usage":true}}`, 400, "invalid_value", "stream_options"},
 		{"parallel_tool_calls without tools", "Bearer k", `{"model":"m",` + chatHi + `,"parallel_tool_calls":false}`, 400, "invalid_value", "parallel_tool_calls"},
+		{"a long user", "Bearer k", `{"model":"m",` + chatHi + `,"user":"` + strings.Repeat("u", 65) + `"}`, 400, "string_above_max_length", "user"},
 		{"five stop sequences", "Bearer k", `{"model":"m",` + chatHi + `,"stop":["a","b","c","d","e"]}`, 400, "invalid_value", "stop"},
 	}
 	u := NewChatUpstream()
