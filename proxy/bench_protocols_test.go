@@ -1,0 +1,205 @@
+package proxy
+
+// Benchmarks of the protocol seam, each measured against its baseline in the same run:
+//
+//	ChatPassthrough800KB: an OpenAI client on an OpenAI account (nothing to rewrite, so the
+//	  client's bytes go up as they came): Longhaul's added latency as a ratio of a bare
+//	  httputil.ReverseProxy's, both over the upstream reached directly.
+//	TranslatedStream: a Chat client on an Anthropic account (every event translated) beside
+//	  an Anthropic client reaching the upstream directly: how much later the first content
+//	  delta arrives, and how many deltas arrived clumped (held back and released together).
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"longhaul/proxy/pool"
+	"longhaul/proxy/proxytest"
+	"longhaul/proxy/sse"
+)
+
+// chatConversation builds an OpenAI Chat request of about size bytes: a system prompt, tools
+// and alternating tool rounds, as an agent sends late in a session.
+func chatConversation(size int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"model":"gpt-4.1","stream":false,"tools":[{"type":"function","function":{"name":"run","parameters":{"type":"object","properties":{"cmd":{"type":"string"}}}}}],"messages":[`)
+	b.WriteString(`{"role":"system","content":"You are a coding agent."},{"role":"user","content":"Fix the failing tests."}`)
+	for round := 0; b.Len() < size; round++ {
+		out, _ := json.Marshal(strings.Repeat(fmt.Sprintf("%4d\tfunc line%d() { return \"héllo\" }\n", round, round), 120))
+		fmt.Fprintf(&b, `,{"role":"assistant","content":null,"tool_calls":[{"id":"call_%d","type":"function","function":{"name":"run","arguments":"{\"cmd\":\"go test ./...\"}"}}]}`, round)
+		fmt.Fprintf(&b, `,{"role":"tool","tool_call_id":"call_%d","content":%s}`, round, out)
+	}
+	b.WriteString(`,{"role":"user","content":"continue"}]}`)
+	return []byte(b.String())
+}
+
+func postTo(c *http.Client, url string, body []byte, header ...string) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	return c.Do(req)
+}
+
+func timedPost(b *testing.B, c *http.Client, url string, body []byte) time.Duration {
+	t0 := time.Now()
+	resp, err := postTo(c, url, body, "Authorization", "Bearer bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		b.Fatalf("POST %s: status %d, %v", url, resp.StatusCode, err)
+	}
+	return time.Since(t0)
+}
+
+func p50(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func BenchmarkChatPassthrough800KB(b *testing.B) {
+	up := proxytest.NewChatUpstream()
+	defer up.Close()
+	target, _ := url.Parse(up.URL)
+	bare := httptest.NewServer(&httputil.ReverseProxy{
+		Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(target) },
+		FlushInterval: -1,
+	})
+	defer bare.Close()
+	// The shipped defaults, with a window large enough that the 800 KB request is not
+	// compacted: this measures the passthrough, not the engine.
+	cfg := Config{Compaction: CompactionConfig{ContextLimits: map[string]int{"gpt-*": 10_000_000}}}
+	srv, err := New(cfg, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv.SetAccounts([]pool.Account{{ID: 1, Kind: pool.KindOpenAI, BaseURL: up.URL + "/v1", Secret: "sk-bench-chat-account", Enabled: true}})
+	lh := httptest.NewServer(srv.Handler())
+	defer lh.Close()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+	defer client.CloseIdleConnections()
+
+	body := chatConversation(800 << 10)
+	paths := map[string]string{"direct": up.URL + "/v1/chat/completions", "bare": bare.URL + "/v1/chat/completions", "longhaul": lh.URL + "/v1/chat/completions"}
+	for _, p := range paths { // warm connections
+		timedPost(b, client, p, body)
+	}
+	if got := up.Requests(); !bytes.Equal(got[len(got)-1].Body, body) {
+		b.Fatalf("Longhaul did not forward the client's bytes as they came")
+	}
+	times := map[string][]time.Duration{}
+	for b.Loop() {
+		for _, name := range []string{"direct", "bare", "longhaul"} {
+			times[name] = append(times[name], timedPost(b, client, paths[name], body))
+		}
+	}
+	direct, bareP50, lhP50 := p50(times["direct"]), p50(times["bare"]), p50(times["longhaul"])
+	report(b, float64(direct.Microseconds()), "direct-p50-µs")
+	report(b, float64(bareP50.Microseconds()), "bare-p50-µs")
+	report(b, float64(lhP50.Microseconds()), "longhaul-p50-µs")
+	if added := bareP50 - direct; added > 0 {
+		report(b, float64(lhP50-direct)/float64(added), "added-latency-vs-bare")
+	}
+}
+
+// firstDeltaAndGaps reads a stream and returns when the first content delta arrived and the
+// gaps between content deltas; isDelta tells a content delta's event.
+func firstDeltaAndGaps(b *testing.B, resp *http.Response, t0 time.Time, isDelta func(sse.Event) bool) (time.Duration, []time.Duration) {
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b.Fatalf("status %d", resp.StatusCode)
+	}
+	rd := sse.NewReader(resp.Body, 0)
+	var first time.Duration
+	var gaps []time.Duration
+	var prev time.Time
+	for {
+		ev, err := rd.Next()
+		now := time.Now()
+		if err == io.EOF {
+			return first, gaps
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !isDelta(ev) {
+			continue
+		}
+		if prev.IsZero() {
+			first = now.Sub(t0)
+		} else {
+			gaps = append(gaps, now.Sub(prev))
+		}
+		prev = now
+	}
+}
+
+func BenchmarkTranslatedStream(b *testing.B) {
+	up := proxytest.NewUpstream()
+	defer up.Close()
+	up.SetRecordBodies(false)
+	msg := proxytest.ManyEvents(spacingEvents, "")
+	up.SetDefault(proxytest.Reply{Message: msg, EventGap: spacingGap})
+	srv, err := New(Config{}, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv.SetAccounts([]pool.Account{{ID: 1, Kind: pool.KindAnthropic, BaseURL: up.URL, Secret: "sk-ant-bench-account-01", Enabled: true}})
+	lh := httptest.NewServer(srv.Handler())
+	defer lh.Close()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+	defer client.CloseIdleConnections()
+
+	messages := []byte(`{"model":"claude-sonnet-4-5","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"Count."}]}`)
+	chat := []byte(`{"model":"claude-sonnet-4-5","stream":true,"messages":[{"role":"user","content":"Count."}]}`)
+	isText := func(ev sse.Event) bool { return ev.Name == "content_block_delta" }
+	isChatText := func(ev sse.Event) bool { return bytes.Contains(ev.Data, []byte(`"content":"`)) }
+
+	var direct, translated []time.Duration
+	held := 0
+	for b.Loop() {
+		t0 := time.Now()
+		resp, err := postTo(client, up.URL+"/v1/messages", messages)
+		if err != nil {
+			b.Fatal(err)
+		}
+		d, _ := firstDeltaAndGaps(b, resp, t0, isText)
+		t0 = time.Now()
+		resp, err = postTo(client, lh.URL+"/v1/chat/completions", chat)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tr, gaps := firstDeltaAndGaps(b, resp, t0, isChatText)
+		if len(gaps) != spacingEvents-1 {
+			b.Fatalf("the translated stream had %d content deltas; want %d", len(gaps)+1, spacingEvents)
+		}
+		for _, g := range gaps {
+			if g < clumpGap {
+				held++
+			}
+		}
+		direct, translated = append(direct, d), append(translated, tr)
+	}
+	report(b, float64(p50(direct).Microseconds()), "direct-first-delta-µs")
+	report(b, float64(p50(translated).Microseconds()), "translated-first-delta-µs")
+	report(b, float64((p50(translated)-p50(direct)).Microseconds())/1000, "first-delta-added-ms")
+	report(b, float64(held), "held-deltas")
+}
