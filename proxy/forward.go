@@ -44,6 +44,14 @@ type call struct {
 	// replyMessages is the reply as a Messages body, once known (Responses keeps the
 	// conversation for previous_response_id from it).
 	replyMessages []byte
+	// session is the session read from a client's own body (another protocol's); limit the
+	// context window when the request was screened without translating it.
+	session string
+	limit   int
+	// lazy is the Messages translation of a request screened without it, made when an
+	// account of another protocol takes it (at most once per request).
+	lazy     *requestBody
+	lazySpan anthropic.Span
 }
 
 // native reports whether an upstream speaks the client's protocol itself.
@@ -58,14 +66,19 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, co
 		UserAgent: r.UserAgent(), RemoteAddr: r.RemoteAddr, Start: s.now(), ClientProtocol: c.proto.name(),
 	}
 	w.Header().Set("Longhaul-Request-Id", ex.ID)
-	body, messages, peek, ok := s.inbound(w, r, cfg, ex, c)
+	body, messages, peek, ok := s.inbound(w, r, cfg, comp, ex, c)
 	if !ok {
 		return
 	}
 	defer body.release()
-	if messages != body {
+	if messages != nil && messages != body {
 		defer messages.release()
 	}
+	defer func() {
+		if c.lazy != nil {
+			c.lazy.release()
+		}
+	}()
 	s.observer.Observe(*ex)
 
 	out, e := s.prepare(r, cfg, comp, ex, c, body, messages, peek)
@@ -103,6 +116,10 @@ type outbound struct {
 // attempts send.
 func (s *Server) prepare(r *http.Request, cfg *Config, comp *compactor, ex *Exchange, c *call, client, messages *requestBody, peek anthropic.Peek) (outbound, *Error) {
 	out := outbound{body: messages, modelSpan: peek.ModelSpan}
+	if messages == nil { // screened on the client's own body (clientpeek.go)
+		out.screened, ex.ContextLimit = true, c.limit
+		return out, nil
+	}
 	if c.op != opGenerate || comp == nil {
 		return out, nil
 	}
@@ -156,7 +173,7 @@ func (s *Server) tryAccounts(w http.ResponseWriter, r *http.Request, cfg *Config
 			uc.model = model
 		}
 		ex.ModelSent, ex.UpstreamProtocol = uc.model, up.kind()
-		sendBody, e := s.upstreamBody(r, comp, c, client, out, up, uc)
+		sendBody, e := s.upstreamBody(r, comp, ex, c, client, out, up, uc)
 		if e != nil {
 			att.Error = e.Message
 			ex.Attempts = append(ex.Attempts, att)
@@ -165,7 +182,7 @@ func (s *Server) tryAccounts(w http.ResponseWriter, r *http.Request, cfg *Config
 			return nil, true
 		}
 		fail, committed := s.attempt(w, r, cfg, ex, c, acct, up, uc, sendBody)
-		if sendBody != out.body && sendBody != client {
+		if sendBody != out.body && sendBody != client && sendBody != c.lazy {
 			sendBody.release()
 		}
 		att.Duration = s.now().Sub(att.Start)
@@ -202,7 +219,7 @@ func (s *Server) tryAccounts(w http.ResponseWriter, r *http.Request, cfg *Config
 // upstreamBody is what one attempt sends: the client's own bytes when the upstream speaks
 // the client's protocol and nothing was rewritten (only the model renamed in place, if the
 // model map says so), else the Messages request translated for the upstream.
-func (s *Server) upstreamBody(r *http.Request, comp *compactor, c *call, client *requestBody, out outbound, up upstreamProtocol, uc *upstreamCall) (*requestBody, *Error) {
+func (s *Server) upstreamBody(r *http.Request, comp *compactor, ex *Exchange, c *call, client *requestBody, out outbound, up upstreamProtocol, uc *upstreamCall) (*requestBody, *Error) {
 	if c.native(up) && !out.compacted.Changed {
 		if uc.model == c.tr.model || uc.model == "" {
 			return client, nil
@@ -212,6 +229,16 @@ func (s *Server) upstreamBody(r *http.Request, comp *compactor, c *call, client 
 		}
 		return client, nil // Gemini: the model is in the URL
 	}
+	if out.body == nil { // screened without translating: an account of another protocol took it
+		if c.lazy == nil {
+			b, peek, e := s.translateInbound(r, c, client)
+			if e != nil {
+				return nil, e
+			}
+			c.lazy, c.lazySpan, c.messages = b, peek.ModelSpan, b.buf
+		}
+		out.body, out.modelSpan = c.lazy, c.lazySpan
+	}
 	messages := out.body.buf
 	if uc.model != c.tr.model && out.modelSpan.End > 0 {
 		messages = anthropic.WithModel(messages, out.modelSpan, uc.model)
@@ -219,6 +246,7 @@ func (s *Server) upstreamBody(r *http.Request, comp *compactor, c *call, client 
 	if c.proto.nativeKind() == pool.KindGemini {
 		uc.client = c.tr.client
 	}
+	uc.translated = c.proto.nativeKind() != pool.KindAnthropic
 	if comp != nil && comp.sigs != nil {
 		uc.sigs = comp.sigs
 	}
@@ -550,17 +578,18 @@ func outboundRequest(ctx context.Context, in *http.Request, c *call, acct pool.A
 }
 
 // inbound reads an API request's body and, for a client of another protocol, translates it
-// into Messages; it records what the peek of the Messages request found on ex: model, session
-// and whether it streams. A failure has been answered (unless the client left) and recorded
-// when ok is false. messages is client itself for an Anthropic client.
-func (s *Server) inbound(w http.ResponseWriter, r *http.Request, cfg *Config, ex *Exchange, c *call) (client, messages *requestBody, peek anthropic.Peek, ok bool) {
+// into Messages, unless the engine would leave it alone (then it may never need translating:
+// messages is nil); it records the model, session and whether it streams on ex. A failure has
+// been answered (unless the client left) and recorded when ok is false. messages is client
+// itself for an Anthropic client.
+func (s *Server) inbound(w http.ResponseWriter, r *http.Request, cfg *Config, comp *compactor, ex *Exchange, c *call) (client, messages *requestBody, peek anthropic.Peek, ok bool) {
 	pivot := c.proto.nativeKind() == pool.KindAnthropic
 	client, peek, e := s.readBody(r, cfg.MaxBodyBytes, pivot)
 	if e == nil {
 		ex.BytesIn = int64(len(client.buf))
 		messages = client
 		if !pivot {
-			messages, peek, e = s.translateInbound(r, c, client)
+			messages, peek, e = s.inboundForeign(r, comp, c, client)
 			if e != nil {
 				client.release()
 			}
@@ -573,15 +602,42 @@ func (s *Server) inbound(w http.ResponseWriter, r *http.Request, cfg *Config, ex
 		}
 		return nil, nil, peek, false
 	}
-	c.messages = messages.buf
-	ex.Model, ex.SessionID = peek.Model, peek.SessionID(messages.buf)
+	if messages != nil {
+		c.messages = messages.buf
+		ex.Model, ex.SessionID = peek.Model, peek.SessionID(messages.buf)
+	}
+	if !pivot {
+		ex.SessionID = c.session
+	}
 	if c.tr.model != "" {
 		ex.Model = c.tr.model
 	}
 	c.tr.model = ex.Model
-	ex.Stream = c.op == opGenerate && peek.Stream
+	ex.Stream = c.op == opGenerate && (peek.Stream || c.tr.stream)
 	c.tr.stream = ex.Stream
 	return client, messages, peek, true
+}
+
+// inboundForeign reads a request of another protocol: its model, stream and session from its
+// own body, then its translation into Messages unless the screen shows the engine would leave
+// it alone (messages nil).
+func (s *Server) inboundForeign(r *http.Request, comp *compactor, c *call, client *requestBody) (*requestBody, anthropic.Peek, *Error) {
+	cp, err := c.proto.peek(client.buf)
+	if err != nil {
+		return nil, anthropic.Peek{}, newError(http.StatusBadRequest, anthropic.InvalidRequestError, "malformed JSON request body: "+err.Error())
+	}
+	if c.tr.model == "" {
+		c.tr.model = cp.model
+	}
+	c.tr.stream = c.tr.stream || cp.stream
+	c.session = cp.session
+	if c.op == opGenerate && c.proto.lazy() && comp != nil {
+		if limit, ok := comp.untouchedForeign(client.buf, cp, c.tr.model, r); ok {
+			c.limit = limit
+			return nil, anthropic.Peek{Model: c.tr.model, Stream: c.tr.stream}, nil
+		}
+	}
+	return s.translateInbound(r, c, client)
 }
 
 // translateInbound translates a client's request into Messages and peeks at the result.

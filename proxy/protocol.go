@@ -39,6 +39,13 @@ type clientProtocol interface {
 	streamContentType(t *translation) string
 	// errorBody renders an error in the client's shape.
 	errorBody(e *Error) []byte
+	// peek reads what routing needs from the client's own body, checking its syntax, without
+	// translating it (clientpeek.go). Unused for Messages, whose reader peeks as it reads.
+	peek(body []byte) (clientPeek, error)
+	// lazy reports whether a request the engine would leave alone may skip its translation
+	// into Messages when an account of the client's own protocol takes it. Not for Responses:
+	// its conversation is kept for previous_response_id from the Messages shape.
+	lazy() bool
 	// forwardHeader is the allow-list of the client's own headers that may reach an upstream
 	// of the same protocol (never another: an anthropic-beta means nothing to OpenAI).
 	forwardHeader(name string) bool
@@ -103,6 +110,8 @@ func (messagesClient) streamFromMessages(*translation) streamEncoder { return ni
 func (messagesClient) streamContentType(*translation) string         { return "text/event-stream" }
 func (messagesClient) errorBody(e *Error) []byte                     { return anthropic.ErrorJSON(e.Type, e.Message) }
 func (messagesClient) forwardHeader(name string) bool                { return anthropic.ForwardHeader(name) }
+func (messagesClient) peek([]byte) (clientPeek, error)               { return clientPeek{}, nil }
+func (messagesClient) lazy() bool                                    { return false }
 
 // responsesClient is OpenAI's Responses API (Codex CLI, the OpenAI SDKs' responses.create).
 type responsesClient struct{}
@@ -135,6 +144,8 @@ func (responsesClient) streamFromMessages(t *translation) streamEncoder {
 func (responsesClient) streamContentType(*translation) string { return "text/event-stream" }
 func (responsesClient) errorBody(e *Error) []byte             { return openAIErrorBody(e) }
 func (responsesClient) forwardHeader(name string) bool        { return openAIForwardHeader(name) }
+func (responsesClient) peek(body []byte) (clientPeek, error)  { return peekOpenAI(body) }
+func (responsesClient) lazy() bool                            { return false }
 
 func (t *translation) responsesReplyOptions() openai.ResponsesReplyOptions {
 	return openai.ResponsesReplyOptions{Model: t.model, Echo: t.echo}
@@ -185,7 +196,9 @@ func (geminiClient) streamContentType(t *translation) string {
 func (geminiClient) errorBody(e *Error) []byte {
 	return gemini.ErrorFromAnthropic(e.Status, anthropic.ErrorJSON(e.Type, e.Message))
 }
-func (geminiClient) forwardHeader(name string) bool { return geminiForwardHeader(name) }
+func (geminiClient) forwardHeader(name string) bool       { return geminiForwardHeader(name) }
+func (geminiClient) peek(body []byte) (clientPeek, error) { return peekGemini(body) }
+func (geminiClient) lazy() bool                           { return true }
 
 // openAIErrorBody renders e in OpenAI's shape ({"error":{"message","type","param","code"}}),
 // keeping the code a translation set and naming an over-long prompt as OpenAI does.

@@ -42,7 +42,9 @@ func (chatClient) errorBody(e *Error) []byte {
 	}
 	return openai.ErrorJSON(e.Status, e.Code, e.Param, e.Message)
 }
-func (chatClient) forwardHeader(name string) bool { return openAIForwardHeader(name) }
+func (chatClient) forwardHeader(name string) bool       { return openAIForwardHeader(name) }
+func (chatClient) peek(body []byte) (clientPeek, error) { return peekOpenAI(body) }
+func (chatClient) lazy() bool                           { return true }
 
 // chatUpstream is an OpenAI-compatible Chat Completions server (the official API, DeepSeek,
 // OpenRouter, Ollama, LM Studio, vLLM…) at the account's base URL, as a user gives it to the

@@ -551,3 +551,80 @@ func TestGeminiQueryKeyIsAcceptedOnlyOnGeminiRoutes(t *testing.T) {
 		t.Errorf("the recorded path %q carries the client's key", ex.Path)
 	}
 }
+
+func TestScreenedChatRequestsSkipTheTranslationButNotTheEngine(t *testing.T) {
+	s := newSeam(t, Config{}, pool.KindOpenAI, pool.KindAnthropic)
+	// Small, nothing for the engine: forwarded as it came, session from the client's body.
+	small := `{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}],"user":"alice"}`
+	resp, body := s.post(t, "/v1/chat/completions", small, "Content-Type", "application/json")
+	if resp.StatusCode != 200 || string(s.chat.Requests()[0].Body) != small {
+		t.Fatalf("status %d %s; want the client's bytes upstream", resp.StatusCode, body)
+	}
+	if ex := s.obs.last(t); ex.SessionID != "alice" || ex.ContextLimit == 0 {
+		t.Errorf("session %q, limit %d; want alice and the model's window", ex.SessionID, ex.ContextLimit)
+	}
+	// The same client on a Claude model: translated when the Anthropic account takes it.
+	resp, body = s.post(t, "/v1/chat/completions", `{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"hi"}]}`, "Content-Type", "application/json")
+	if up := s.anthropic.LastRequest(); resp.StatusCode != 200 || !strings.Contains(string(up.Body), `"max_tokens":32000`) {
+		t.Errorf("status %d %s; want a Messages request upstream", resp.StatusCode, body)
+	}
+	// A saved-to-a-file notice in a tool result is the compressor's at any size: not screened.
+	notice := `{"model":"gpt-4o","messages":[{"role":"user","content":"go"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"run","arguments":"{}"}}]},` +
+		`{"role":"tool","tool_call_id":"c1","content":"Output too large (90 KB). Full output saved to: /tmp/out.txt\\n` + strings.Repeat("line\\n", 50) + `"},{"role":"assistant","content":"Read it."},{"role":"user","content":"next"}]}`
+	resp, body = s.post(t, "/v1/chat/completions", notice, "Content-Type", "application/json")
+	if resp.StatusCode != 200 || string(s.chat.Requests()[1].Body) == notice {
+		t.Errorf("status %d %s; want the notice compressed, not forwarded as it came", resp.StatusCode, body)
+	}
+	// Malformed JSON is still refused here, in OpenAI's shape.
+	resp, body = s.post(t, "/v1/chat/completions", `{"model":"gpt-4o","messages":[}`, "Content-Type", "application/json")
+	if resp.StatusCode != 400 || !strings.Contains(body, `"invalid_request_error"`) {
+		t.Errorf("malformed: %d %s", resp.StatusCode, body)
+	}
+}
+
+func TestTranslatedRequestsKeepTheMessagesAPIRules(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     []string // substrings of what reaches Anthropic
+		not      []string
+	}{
+		{"max_tokens is required", `{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"hi"}]}`, []string{`"max_tokens":32000`}, nil},
+		{"sampling is left to its defaults with thinking", `{"model":"claude-sonnet-4-5","reasoning_effort":"low","temperature":0.2,"top_p":0.5,"messages":[{"role":"user","content":"hi"}]}`,
+			[]string{`"thinking"`}, []string{`"temperature"`, `"top_p"`}},
+		{"a forced tool turns thinking off", `{"model":"claude-sonnet-4-5","reasoning_effort":"high","tool_choice":{"type":"function","function":{"name":"run"}},"tools":[{"type":"function","function":{"name":"run","parameters":{"type":"object"}}}],"messages":[{"role":"user","content":"hi"}]}`,
+			[]string{`"tool_choice"`}, []string{`"thinking"`}},
+		{"the budget stays below max_tokens", `{"model":"claude-sonnet-4-5","reasoning_effort":"high","max_completion_tokens":1000,"messages":[{"role":"user","content":"hi"}]}`,
+			[]string{`"max_tokens":1000`}, []string{`"budget_tokens":24576`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSeam(t, Config{}, pool.KindAnthropic)
+			resp, body := s.post(t, "/v1/chat/completions", tt.in, "Content-Type", "application/json")
+			got := string(s.anthropic.LastRequest().Body)
+			if resp.StatusCode != 200 {
+				t.Fatalf("status %d %s", resp.StatusCode, body)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("upstream got %s; want %s in it", got, w)
+				}
+			}
+			for _, n := range tt.not {
+				if strings.Contains(got, n) {
+					t.Errorf("upstream got %s; want no %s", got, n)
+				}
+			}
+		})
+	}
+}
+func TestMessagesAPIRulesRaisesMaxTokensAboveTheBudget(t *testing.T) {
+	in := `{"model":"m","max_tokens":1000,"thinking":{"type":"enabled","budget_tokens":4096},"messages":[]}`
+	out, err := messagesAPIRules([]byte(in))
+	if want := `{"model":"m","max_tokens":5096,"thinking":{"type":"enabled","budget_tokens":4096},"messages":[]}`; err != nil || string(out) != want {
+		t.Errorf("messagesAPIRules(%s) = %s, %v; want %s", in, out, err, want)
+	}
+	ok := `{"model":"m","max_tokens":9000,"thinking":{"type":"enabled","budget_tokens":4096},"messages":[]}`
+	if out, _ := messagesAPIRules([]byte(ok)); string(out) != ok {
+		t.Errorf("a request within the rules changed: %s", out)
+	}
+}

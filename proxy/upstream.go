@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,6 +50,8 @@ type upstreamCall struct {
 	client []byte
 	// sigs keeps Gemini's thought signatures (nil: the signature cache is off).
 	sigs *sigcache.Cache
+	// translated: the Messages request was translated from another protocol's.
+	translated bool
 }
 
 // upstreamFor is the protocol of an account kind.
@@ -88,9 +91,95 @@ type messagesUpstream struct{}
 func (messagesUpstream) kind() string { return pool.KindAnthropic }
 
 // fromMessages keeps the request, but OpenAI reasoning carried through the Messages shape in
-// marked signatures never reaches Anthropic.
-func (messagesUpstream) fromMessages(messages []byte, _ *upstreamCall) ([]byte, error) {
-	return dropThinkingSignedBy(messages, openAIReasoning)
+// marked signatures never reaches Anthropic, and a request translated from another protocol
+// is brought within the Messages API's rules.
+func (messagesUpstream) fromMessages(messages []byte, c *upstreamCall) ([]byte, error) {
+	body, err := dropThinkingSignedBy(messages, openAIReasoning)
+	if err != nil || !c.translated {
+		return body, err
+	}
+	return messagesAPIRules(body)
+}
+
+// translatedMaxTokens is max_tokens for a request translated from a client that set no
+// limit (Messages requires one; every current Claude model accepts this many).
+const translatedMaxTokens = 32000
+
+// messagesAPIRules brings a Messages request translated from another protocol within what the
+// Messages API accepts (a translation meant to go back to its own protocol does not apply
+// them): max_tokens is required; with thinking on, temperature, top_p and top_k must be left
+// to their defaults, and no tool may be forced. A request within them is returned as is.
+func messagesAPIRules(body []byte) ([]byte, error) {
+	var maxTokens, thinking, toolChoice []byte
+	sampling := false
+	if err := anthropic.EachMember(body, func(k, v []byte) error {
+		switch string(k) {
+		case "max_tokens":
+			maxTokens = v
+		case "thinking":
+			thinking = v
+		case "tool_choice":
+			toolChoice = v
+		case "temperature", "top_p", "top_k":
+			sampling = true
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	thinkingOn := anthropic.ThinkingEnabled(thinking)
+	forced := false
+	if toolChoice != nil {
+		typ := anthropic.Unquote(anthropic.MemberValue(toolChoice, "type"))
+		forced = typ == "any" || typ == "tool"
+	}
+	// budget_tokens must stay below max_tokens: the client's limit was for the answer.
+	var budget int
+	if thinkingOn {
+		budget, _ = strconv.Atoi(string(anthropic.MemberValue(thinking, "budget_tokens")))
+	}
+	limit, _ := strconv.Atoi(string(maxTokens))
+	raise := maxTokens != nil && budget > 0 && budget >= limit
+	if maxTokens != nil && !raise && !(thinkingOn && (sampling || forced)) {
+		return body, nil
+	}
+	var out bytes.Buffer
+	out.Grow(len(body) + 24)
+	out.WriteByte('{')
+	first := true
+	member := func(k, v []byte) {
+		if !first {
+			out.WriteByte(',')
+		}
+		first = false
+		out.WriteByte('"')
+		out.Write(k)
+		out.WriteString(`":`)
+		out.Write(v)
+	}
+	if maxTokens == nil {
+		member([]byte("max_tokens"), []byte(strconv.Itoa(translatedMaxTokens)))
+	}
+	err := anthropic.EachMember(body, func(k, v []byte) error {
+		switch string(k) {
+		case "max_tokens":
+			if raise && !forced {
+				v = []byte(strconv.Itoa(budget + limit))
+			}
+		case "temperature", "top_p", "top_k":
+			if thinkingOn {
+				return nil
+			}
+		case "thinking":
+			if forced {
+				return nil
+			}
+		}
+		member(k, v)
+		return nil
+	})
+	out.WriteByte('}')
+	return out.Bytes(), err
 }
 
 func (messagesUpstream) newRequest(ctx context.Context, acct pool.Account, c *upstreamCall, h http.Header, body io.Reader) (*http.Request, error) {

@@ -1,0 +1,232 @@
+package proxy
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+
+	"longhaul/proxy/anthropic"
+	"longhaul/proxy/compact"
+)
+
+// Reading an OpenAI or Gemini client's request without translating it. Translating an 800 KB
+// conversation into Messages costs about 2 ms; a request the engine would leave alone and an
+// account of the client's own protocol take needs none of it. So the core first reads what
+// routing needs from the client's own body (model, stream, session) in one pass that also
+// checks its syntax, and translates only when the engine may act on the request or the
+// account speaks another protocol.
+
+// clientPeek is what routing needs of a request, read from the client's own body, and what
+// the screen needs to know the engine would leave it alone.
+type clientPeek struct {
+	model   string // "" when the body names none (Gemini: the path does)
+	stream  bool
+	session string
+	// maxToolResult is the longest tool result's raw length (an upper bound of its
+	// characters); engine reports what the engine acts on whatever the pressure: an image or a
+	// saved-to-a-file notice in a tool result, or reasoning of any kind (signature repair).
+	maxToolResult int
+	engine        bool
+}
+
+// peekOpenAI reads a Chat Completions body (messages) or a Responses body (instructions,
+// input) in one pass that also checks it is well-formed JSON.
+func peekOpenAI(body []byte) (clientPeek, error) {
+	var p clientPeek
+	var explicit, first, second []byte
+	err := walkTop(body, func(k []byte, vi int) (int, error) {
+		if string(k) == "messages" {
+			return p.walkChatMessages(body, vi, &first, &second)
+		}
+		ve, err := anthropic.SkipValue(body, vi)
+		if err != nil {
+			return 0, err
+		}
+		v := body[vi:ve]
+		switch string(k) {
+		case "model":
+			p.model = anthropic.Unquote(v)
+		case "stream":
+			p.stream = string(v) == "true"
+		case "prompt_cache_key":
+			explicit = v
+		case "user", "safety_identifier":
+			if explicit == nil {
+				explicit = v
+			}
+		case "input":
+			first = v
+			p.engine = true // Responses is always translated (responsesClient.lazy)
+		case "instructions":
+			second = v
+		case "reasoning_effort", "reasoning":
+			p.engine = true
+		}
+		return ve, nil
+	})
+	p.session = clientSession(explicit, first, second)
+	return p, err
+}
+
+// walkChatMessages walks Chat messages once, keeping the first two (the session) and what the
+// screen needs: tool results' sizes and notices, and any reasoning.
+func (p *clientPeek) walkChatMessages(b []byte, i int, first, second *[]byte) (int, error) {
+	n := 0
+	return anthropic.WalkArray(b, i, func(mi int) (int, error) {
+		var role, content []byte
+		me, err := anthropic.WalkObject(b, mi, func(k []byte, vi int) (int, error) {
+			ve, err := anthropic.SkipValue(b, vi)
+			if err != nil {
+				return 0, err
+			}
+			switch string(k) {
+			case `"role"`:
+				role = b[vi:ve]
+			case `"content"`:
+				content = b[vi:ve]
+			case `"reasoning_content"`, `"thinking_blocks"`, `"reasoning"`:
+				p.engine = true
+			}
+			return ve, nil
+		})
+		if err != nil {
+			return 0, err
+		}
+		switch n {
+		case 0:
+			*first = b[mi:me]
+		case 1:
+			*second = b[mi:me]
+		}
+		n++
+		if string(role) == `"tool"` {
+			p.toolResult(content)
+		}
+		return me, nil
+	})
+}
+
+// savedNotice is what the compressor's saved-to-a-file rule looks for ("saved to", "Saved
+// to"), at any size. Its other rules act only above the size maxToolResult bounds, and images
+// in a tool result are Gemini's inlineData (a Chat tool message carries text only).
+var savedNotice = []byte("aved to")
+
+// toolResult notes a tool result's raw content.
+func (p *clientPeek) toolResult(content []byte) {
+	p.maxToolResult = max(p.maxToolResult, len(content))
+	if bytes.Contains(content, savedNotice) {
+		p.engine = true
+	}
+}
+
+// peekGemini reads a generateContent body (systemInstruction, contents) in one pass.
+func peekGemini(body []byte) (clientPeek, error) {
+	var p clientPeek
+	var system, first []byte
+	err := walkTop(body, func(k []byte, vi int) (int, error) {
+		if string(k) == "contents" {
+			return p.walkGeminiContents(body, vi, &first)
+		}
+		ve, err := anthropic.SkipValue(body, vi)
+		if err != nil {
+			return 0, err
+		}
+		switch string(k) {
+		case "systemInstruction", "system_instruction":
+			system = body[vi:ve]
+		case "generationConfig", "generation_config":
+			if bytes.Contains(body[vi:ve], []byte("hinking")) { // thinkingConfig, thinking_config
+				p.engine = true
+			}
+		}
+		return ve, nil
+	})
+	p.session = clientSession(nil, system, first)
+	return p, err
+}
+
+var (
+	geminiEngineMarkers = [][]byte{[]byte(`"thought"`), []byte(`"inlineData"`), []byte(`"inline_data"`)}
+	geminiResponseKeys  = [][]byte{[]byte(`"functionResponse"`), []byte(`"function_response"`)}
+)
+
+// walkGeminiContents walks contents once: the first turn (the session), function responses'
+// sizes and notices, inline data and thought parts.
+func (p *clientPeek) walkGeminiContents(b []byte, i int, first *[]byte) (int, error) {
+	n := 0
+	return anthropic.WalkArray(b, i, func(ci int) (int, error) {
+		ce, err := anthropic.SkipValue(b, ci)
+		if err != nil {
+			return 0, err
+		}
+		turn := b[ci:ce]
+		if n == 0 {
+			*first = turn
+		}
+		n++
+		for _, m := range geminiEngineMarkers {
+			if bytes.Contains(turn, m) {
+				p.engine = true
+			}
+		}
+		for _, m := range geminiResponseKeys {
+			if bytes.Contains(turn, m) {
+				p.toolResult(turn)
+			}
+		}
+		return ce, nil
+	})
+}
+
+// walkTop walks the body, which must be one JSON object and nothing more; fn gets each
+// top-level member's unquoted key and value offset and returns the value's end.
+func walkTop(body []byte, fn func(key []byte, vi int) (int, error)) error {
+	end, err := anthropic.WalkObject(body, 0, func(k []byte, vi int) (int, error) {
+		return fn(k[1:len(k)-1], vi)
+	})
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(body[end:])) > 0 {
+		return &anthropic.SyntaxError{Offset: end, Msg: "unexpected data after the top-level value"}
+	}
+	return nil
+}
+
+// clientSession is the session of a request from a client of another protocol: the key the
+// client gave (prompt_cache_key, user), else a digest of how its conversation starts (which
+// stays the same while the conversation grows).
+func clientSession(explicit []byte, parts ...[]byte) string {
+	if id := anthropic.Unquote(explicit); id != "" {
+		return id
+	}
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write(p)
+		h.Write([]byte{0})
+	}
+	return "conv_" + hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// untouchedForeign reports, from what the peek of a client's own body found, whether the
+// engine would leave the request alone: nothing it acts on whatever the pressure, no tool
+// result long enough for the compressor, and a size so far below the Layer-1 threshold that
+// no estimate could reach it (the bound of untouched). limit is the context window, for the
+// record.
+func (c *compactor) untouchedForeign(body []byte, p clientPeek, model string, r *http.Request) (limit int, ok bool) {
+	maxChars := c.cfg.MaxToolResultChars
+	if maxChars <= 0 {
+		maxChars = compact.DefaultMaxToolResultChars
+	}
+	if p.engine || p.maxToolResult >= min(compact.DefaultLargeChars, maxChars) {
+		return 0, false
+	}
+	limit = c.pipe.Limit(model, compact.ParseBetas(r.Header.Values("Anthropic-Beta")))
+	factor := 1.0
+	if !c.cfg.NoUsageScaling {
+		factor = c.calibrator.Factor(compact.Family(model))
+	}
+	bound := float64(len(body)) / quickBytesPerToken * factor * (1 + compact.DefaultMargin)
+	return limit, bound <= c.pipe.Thresholds().L1*float64(limit)
+}
