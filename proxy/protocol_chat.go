@@ -52,8 +52,12 @@ func (chatClient) lazy() bool                           { return true }
 type chatUpstream struct{}
 
 func (chatUpstream) kind() string { return pool.KindOpenAI }
-func (chatUpstream) fromMessages(messages []byte, _ *upstreamCall) ([]byte, error) {
-	return openai.ChatRequestFromAnthropic(messages, openai.ChatRequestOptions{})
+func (chatUpstream) fromMessages(messages []byte, c *upstreamCall) ([]byte, error) {
+	body, err := openai.ChatRequestFromAnthropic(messages, openai.ChatRequestOptions{})
+	if err != nil || !withoutReasoning(c.model) {
+		return body, err
+	}
+	return withoutMembers(body, "reasoning_effort")
 }
 func (chatUpstream) newRequest(ctx context.Context, acct pool.Account, _ *upstreamCall, h http.Header, body io.Reader) (*http.Request, error) {
 	req, err := newUpstreamRequest(ctx, acct, "/chat/completions", h, body)

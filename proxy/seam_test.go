@@ -628,3 +628,22 @@ func TestMessagesAPIRulesRaisesMaxTokensAboveTheBudget(t *testing.T) {
 		t.Errorf("a request within the rules changed: %s", out)
 	}
 }
+
+func TestClaudeCodeThinkingIsNotAskedOfModelsThatRefuseIt(t *testing.T) {
+	cfg := Config{ModelMap: []pool.ModelMapping{{Pattern: "claude-*", Model: "gpt-4.1", Account: pool.KindOpenAI}}}
+	s := newSeam(t, cfg, pool.KindOpenAI)
+	req := `{"model":"claude-sonnet-4-5","max_tokens":2048,"thinking":{"type":"enabled","budget_tokens":1024},"messages":[{"role":"user","content":"hi"}]}`
+	resp, body := s.post(t, "/v1/messages", req, "Content-Type", "application/json")
+	up := string(s.chat.Requests()[0].Body)
+	if resp.StatusCode != 200 || strings.Contains(up, "reasoning_effort") || !strings.Contains(up, `"model":"gpt-4.1"`) {
+		t.Errorf("status %d %s; upstream got %s; want gpt-4.1 without reasoning_effort", resp.StatusCode, body, up)
+	}
+	cfg.ModelMap[0].Model = "o4-mini"
+	if err := s.srv.Reconfigure(cfg); err != nil {
+		t.Fatal(err)
+	}
+	s.post(t, "/v1/messages", req, "Content-Type", "application/json")
+	if up := string(s.chat.Requests()[1].Body); !strings.Contains(up, "reasoning_effort") {
+		t.Errorf("a reasoning model lost the effort: %s", up)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -143,11 +144,38 @@ func messagesAPIRules(body []byte) ([]byte, error) {
 	if maxTokens != nil && !raise && !(thinkingOn && (sampling || forced)) {
 		return body, nil
 	}
+	var head []byte
+	if maxTokens == nil {
+		head = []byte(`"max_tokens":` + strconv.Itoa(translatedMaxTokens))
+	}
+	return rewriteMembers(body, head, func(k, v []byte) ([]byte, bool) {
+		switch string(k) {
+		case "max_tokens":
+			if raise && !forced {
+				return []byte(strconv.Itoa(budget + limit)), true
+			}
+		case "temperature", "top_p", "top_k":
+			return v, !thinkingOn
+		case "thinking":
+			return v, !forced
+		}
+		return v, true
+	})
+}
+
+// rewriteMembers rebuilds the object body member by member, after head (members already
+// written, or nil): edit returns the value to write and whether to keep the member.
+func rewriteMembers(body, head []byte, edit func(k, v []byte) ([]byte, bool)) ([]byte, error) {
 	var out bytes.Buffer
-	out.Grow(len(body) + 24)
+	out.Grow(len(body) + len(head) + 1)
 	out.WriteByte('{')
-	first := true
-	member := func(k, v []byte) {
+	out.Write(head)
+	first := len(head) == 0
+	err := anthropic.EachMember(body, func(k, v []byte) error {
+		v, keep := edit(k, v)
+		if !keep {
+			return nil
+		}
 		if !first {
 			out.WriteByte(',')
 		}
@@ -156,26 +184,6 @@ func messagesAPIRules(body []byte) ([]byte, error) {
 		out.Write(k)
 		out.WriteString(`":`)
 		out.Write(v)
-	}
-	if maxTokens == nil {
-		member([]byte("max_tokens"), []byte(strconv.Itoa(translatedMaxTokens)))
-	}
-	err := anthropic.EachMember(body, func(k, v []byte) error {
-		switch string(k) {
-		case "max_tokens":
-			if raise && !forced {
-				v = []byte(strconv.Itoa(budget + limit))
-			}
-		case "temperature", "top_p", "top_k":
-			if thinkingOn {
-				return nil
-			}
-		case "thinking":
-			if forced {
-				return nil
-			}
-		}
-		member(k, v)
 		return nil
 	})
 	out.WriteByte('}')
@@ -214,8 +222,43 @@ func (messagesUpstream) retryDelay([]byte) time.Duration { return 0 }
 type responsesUpstream struct{}
 
 func (responsesUpstream) kind() string { return pool.KindOpenAIResponses }
-func (responsesUpstream) fromMessages(messages []byte, _ *upstreamCall) ([]byte, error) {
-	return openai.ResponsesRequestFromAnthropic(messages, openai.ResponsesRequestOptions{})
+func (responsesUpstream) fromMessages(messages []byte, c *upstreamCall) ([]byte, error) {
+	body, err := openai.ResponsesRequestFromAnthropic(messages, openai.ResponsesRequestOptions{})
+	if err != nil || !withoutReasoning(c.model) {
+		return body, err
+	}
+	return withoutMembers(body, "reasoning")
+}
+
+// withoutReasoning reports OpenAI models that refuse a reasoning effort (it is an error on
+// gpt-4o, gpt-4.1 and older, not a no-op): a client's thinking, such as Claude Code's, is
+// not asked of them. Other models take it or ignore it.
+func withoutReasoning(model string) bool {
+	m := strings.ToLower(model)
+	if i := strings.LastIndexByte(m, '/'); i >= 0 { // a router's vendor/model name
+		m = m[i+1:]
+	}
+	for _, p := range []string{"gpt-4", "gpt-3.5", "chatgpt-4o"} {
+		if strings.HasPrefix(m, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// withoutMembers returns the object body without its top-level members names (body itself
+// when it has none of them).
+func withoutMembers(body []byte, names ...string) ([]byte, error) {
+	found := false
+	if err := anthropic.EachMember(body, func(k, _ []byte) error {
+		found = found || slices.Contains(names, string(k))
+		return nil
+	}); err != nil || !found {
+		return body, err
+	}
+	return rewriteMembers(body, nil, func(k, v []byte) ([]byte, bool) {
+		return v, !slices.Contains(names, string(k))
+	})
 }
 func (responsesUpstream) newRequest(ctx context.Context, acct pool.Account, _ *upstreamCall, h http.Header, body io.Reader) (*http.Request, error) {
 	req, err := newUpstreamRequest(ctx, acct, "/responses", h, body)
