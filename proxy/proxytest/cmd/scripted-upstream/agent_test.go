@@ -98,7 +98,7 @@ func TestAgentResponses(t *testing.T) {
 		{"string input calls the first tool", `"go"`, "a"},
 		{"a user message calls the first tool", `[{"role":"user","content":"go"}]`, "a"},
 		{"the output of a's call calls b", `[{"role":"user","content":"go"},{"type":"function_call","call_id":"c1","name":"a","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":"x"}]`, "b"},
-		{"only the output (previous_response_id) is placed by the id", `[{"type":"function_call_output","call_id":"call_agent0_3","output":"x"}]`, "b"},
+		{"an output whose call is not in the request is placed by the id", `[{"type":"function_call_output","call_id":"call_agent0_3","output":"x"}]`, "b"},
 		{"the output of b's call gets text", `[{"type":"function_call_output","call_id":"call_agent1_4","output":"x"}]`, ""},
 	}
 	srv := newAgentServer(t)
@@ -115,6 +115,26 @@ func TestAgentResponses(t *testing.T) {
 				t.Errorf("function called = %q; want %q (item %v)", got, tt.wantCall, it)
 			}
 		})
+	}
+}
+
+func TestAgentResponsesContinuesPreviousResponseID(t *testing.T) {
+	srv := newAgentServer(t)
+	tools := `[{"type":"function","name":"a","parameters":{}},{"type":"function","name":"b","parameters":{}}]`
+	r1 := post(t, srv, "/v1/responses", `{"model":"gpt-5","tools":`+tools+`,"input":"go"}`)
+	call1 := r1["output"].([]any)[0].(map[string]any)
+	r2 := post(t, srv, "/v1/responses", `{"model":"gpt-5","tools":`+tools+`,"previous_response_id":"`+r1["id"].(string)+
+		`","input":[{"type":"function_call_output","call_id":"`+call1["call_id"].(string)+`","output":"x"}]}`)
+	call2 := r2["output"].([]any)[0].(map[string]any)
+	if call1["name"] != "a" || call2["name"] != "b" {
+		t.Fatalf("calls = %v, %v; want a then b", call1["name"], call2["name"])
+	}
+	r3 := post(t, srv, "/v1/responses", `{"model":"gpt-5","tools":`+tools+`,"previous_response_id":"`+r2["id"].(string)+
+		`","input":[{"type":"function_call_output","call_id":"`+call2["call_id"].(string)+`","output":"y"}]}`)
+	msg := r3["output"].([]any)[0].(map[string]any)
+	text := msg["content"].([]any)[0].(map[string]any)["text"]
+	if text != agentText(2) {
+		t.Errorf("final text = %q; want %q (both outputs of the chained conversation)", text, agentText(2))
 	}
 }
 

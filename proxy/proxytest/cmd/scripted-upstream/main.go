@@ -91,13 +91,15 @@ type upstreams struct {
 	responses *proxytest.ResponsesUpstream
 	gemini    *proxytest.GeminiUpstream
 
+	memory responsesMemory // the agent's Responses conversations, for previous_response_id
+
 	mu      sync.Mutex
 	records []record
 }
 
 // record is one request as GET /scripted/requests lists it.
 type record struct {
-	Protocol string          `json:"protocol"` // anthropic, openai-responses, gemini
+	Protocol string          `json:"protocol"` // anthropic, openai-responses, gemini; none: no route
 	Method   string          `json:"method"`
 	Path     string          `json:"path"`
 	Query    string          `json:"query,omitempty"`
@@ -140,6 +142,9 @@ func (u *upstreams) Handler() http.Handler {
 	mux.Handle("/v1/responses", u.serve("openai-responses", u.responses, u.responsesAgent))
 	mux.Handle("/v1beta/", u.serve("gemini", u.gemini, u.geminiAgent))
 	mux.HandleFunc("GET /scripted/requests", u.list)
+	// Anything else is recorded too, so a test sees where a request went that no upstream
+	// serves, and answered 404 in OpenAI's error shape (the one every SDK here reads).
+	mux.Handle("/", u.serve("none", http.HandlerFunc(notFound), nil))
 	return mux
 }
 
@@ -161,6 +166,18 @@ func (u *upstreams) serve(protocol string, next http.Handler, script func(r *htt
 	})
 }
 
+func notFound(w http.ResponseWriter, r *http.Request) {
+	b, err := json.Marshal(map[string]any{"error": map[string]any{"type": "invalid_request_error", "code": "not_found", "param": nil,
+		"message": "scripted-upstream serves no " + r.Method + " " + r.URL.Path}})
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusNotFound)
+	w.Write(b) //nolint:errcheck // the client is gone if this fails
+}
+
 func (u *upstreams) messagesAgent(_ *http.Request, body []byte) {
 	if rep, ok := messagesAgent(body, u.gap); ok {
 		u.messages.Enqueue(rep)
@@ -168,7 +185,7 @@ func (u *upstreams) messagesAgent(_ *http.Request, body []byte) {
 }
 
 func (u *upstreams) responsesAgent(_ *http.Request, body []byte) {
-	if rep, ok := responsesAgent(body, u.gap); ok {
+	if rep, ok := responsesAgent(body, u.gap, &u.memory); ok {
 		u.responses.Enqueue(rep)
 	}
 }

@@ -2,7 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"longhaul/proxy/gemini"
@@ -110,7 +114,8 @@ type responsesRequest struct {
 		Name       string          `json:"name"`
 		Parameters json.RawMessage `json:"parameters"`
 	} `json:"tools"`
-	Input json.RawMessage `json:"input"`
+	PreviousResponseID string          `json:"previous_response_id"`
+	Input              json.RawMessage `json:"input"`
 }
 
 type responsesItem struct {
@@ -120,8 +125,40 @@ type responsesItem struct {
 	Name   string `json:"name"`
 }
 
-// responsesAgent scripts the reply to a Responses request (see messagesAgent).
-func responsesAgent(body []byte, gap time.Duration) (proxytest.ResponsesReply, bool) {
+// responsesMemory keeps the conversation of each response the agent made, so a request that
+// names it in previous_response_id continues it, as the real API (store: true) does. It holds
+// only what the agent reads, for the last maxRecords responses.
+type responsesMemory struct {
+	mu    sync.Mutex
+	byID  map[string][]responsesItem
+	order []string
+}
+
+func (m *responsesMemory) get(id string) []responsesItem {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.byID[id]
+}
+
+func (m *responsesMemory) put(id string, items []responsesItem) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.byID == nil {
+		m.byID = map[string][]responsesItem{}
+	}
+	if len(m.order) == maxRecords {
+		delete(m.byID, m.order[0])
+		m.order = m.order[1:]
+	}
+	m.byID[id] = items
+	m.order = append(m.order, id)
+}
+
+var agentResponseSeq atomic.Int64
+
+// responsesAgent scripts the reply to a Responses request (see messagesAgent), continuing the
+// conversation of previous_response_id from memory.
+func responsesAgent(body []byte, gap time.Duration, memory *responsesMemory) (proxytest.ResponsesReply, bool) {
 	var req responsesRequest
 	if json.Unmarshal(body, &req) != nil {
 		return proxytest.ResponsesReply{}, false
@@ -135,39 +172,49 @@ func responsesAgent(body []byte, gap time.Duration) (proxytest.ResponsesReply, b
 	if len(tools) == 0 {
 		return proxytest.ResponsesReply{}, false
 	}
-	var last lastTurn
-	results := 0
+	var items []responsesItem
 	var text string
 	if json.Unmarshal(req.Input, &text) == nil {
-		last.userText = true
+		items = []responsesItem{{Type: "message", Role: "user"}}
 	} else {
-		var items []responsesItem
 		json.Unmarshal(req.Input, &items) //nolint:errcheck // no items: text
-		names := map[string]string{}
-		for i, it := range items {
-			switch it.Type {
-			case "function_call":
-				names[it.CallID] = it.Name
-			case "function_call_output":
-				results++
-			}
-			if i < len(items)-1 {
-				continue
-			}
-			switch {
-			case it.Type == "function_call_output":
-				last = lastTurn{answered: names[it.CallID], callID: it.CallID}
-			case (it.Type == "message" || it.Type == "") && it.Role == "user":
-				last.userText = true
-			}
+	}
+	if req.PreviousResponseID != "" {
+		items = append(slices.Clip(memory.get(req.PreviousResponseID)), items...)
+	}
+	var last lastTurn
+	results := 0
+	names := map[string]string{}
+	for i, it := range items {
+		switch it.Type {
+		case "function_call":
+			names[it.CallID] = it.Name
+		case "function_call_output":
+			results++
+		}
+		if i < len(items)-1 {
+			continue
+		}
+		switch {
+		case it.Type == "function_call_output":
+			last = lastTurn{answered: names[it.CallID], callID: it.CallID}
+		case (it.Type == "message" || it.Type == "") && it.Role == "user":
+			last.userText = true
 		}
 	}
-	resp := &proxytest.ResponsesResponse{Usage: proxytest.ResponsesUsage{Input: max(1, len(body)/4), Output: 20}}
+	resp := &proxytest.ResponsesResponse{
+		ID:    "resp_agent" + strconv.FormatInt(agentResponseSeq.Add(1), 10),
+		Usage: proxytest.ResponsesUsage{Input: max(1, len(body)/4), Output: 20},
+	}
 	if i, tool := nextTool(tools, last); tool != nil {
-		resp.Items = []proxytest.ResponsesItem{proxytest.ResponsesFunctionCall(agentCallID("call_", i), tool.Name, string(agentArgs(tool.Schema)))}
+		call := proxytest.ResponsesFunctionCall(agentCallID("call_", i), tool.Name, string(agentArgs(tool.Schema)))
+		resp.Items = []proxytest.ResponsesItem{call}
+		items = append(items, responsesItem{Type: "function_call", CallID: call.CallID, Name: call.Name})
 	} else {
 		resp.Items = []proxytest.ResponsesItem{proxytest.ResponsesText(agentText(results))}
+		items = append(items, responsesItem{Type: "message", Role: "assistant"})
 	}
+	memory.put(resp.ID, items)
 	return proxytest.ResponsesReply{Response: resp, EventGap: gap}, true
 }
 
