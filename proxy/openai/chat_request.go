@@ -63,7 +63,8 @@ import (
 //	temperature, top_p          ⇄ temperature, top_p (dropped with thinking on)
 //	stop (string or list)       ⇄ stop_sequences (at most 4 toward Chat, its limit)
 //	metadata.user_id, else      ⇄ metadata.user_id (the proxy's session key)
-//	  prompt_cache_key, safety_identifier, user   → user toward Chat
+//	  prompt_cache_key,              → user toward Chat, when at most 64
+//	  safety_identifier, user        characters (OpenAI's limit)
 //	stream                      ⇄ stream; toward Chat also stream_options
 //	                                 {"include_usage":true} (usage is needed);
 //	                                 a Chat client's include_usage is read by
@@ -71,6 +72,28 @@ import (
 //	n other than 1, functions, function messages → 400 naming the field
 //	logprobs, top_logprobs, seed, penalties, logit_bias, service_tier, store,
 //	prediction, modalities, audio, web_search_options, top_k: dropped.
+//
+// Replies (chat_reply.go) and streams (chat_stream_*.go):
+//
+//	choices[0].message.content  ⇄ text block (texts joined toward Chat)
+//	message.refusal             → text block
+//	message.reasoning_content   ⇄ thinking (marked, see above); toward Chat
+//	                                 every thinking text, Claude's signed
+//	                                 blocks also in thinking_blocks
+//	message.tool_calls          ⇄ tool_use blocks (arguments ⇄ input)
+//	finish_reason stop/length/  ⇄ stop_reason end_turn/max_tokens/tool_use/
+//	  tool_calls/content_filter      refusal (tool calls decide on "stop")
+//	usage prompt_tokens minus   ⇄ input_tokens; cached_tokens (DeepSeek:
+//	  cached, completion_tokens      prompt_cache_hit_tokens) ⇄
+//	                                 cache_read_input_tokens; completion ⇄
+//	                                 output_tokens; toward Chat prompt_tokens
+//	                                 = input + cache read + cache creation
+//	id chatcmpl-X               ⇄ msg_X; created from opts.Now
+//	chunks: delta.role first, delta.content ⇄ text_delta,
+//	  delta.reasoning_content ⇄ thinking_delta, delta.tool_calls[i] (first
+//	  with id, name, arguments "") ⇄ tool_use start + input_json_delta,
+//	  finish_reason chunk, usage chunk (choices []) when include_usage,
+//	  data: [DONE] ⇄ message_delta + message_stop; {"error":{…}} ⇄ error event
 
 // ChatDefaultMaxTokens is the max_tokens of a Messages request translated
 // from a Chat request that sets no token limit.
@@ -552,6 +575,8 @@ func chatSystemTexts(content []byte, param string) ([][]byte, error) {
 // chatContent adds a user or assistant content (a string or parts).
 func (t *responsesTurns) chatContent(role string, content []byte, param string, assistant bool) error {
 	switch {
+	case assistant && isEmptyJSONString(content):
+		return nil // "" beside tool calls; an empty turn would be refused
 	case isJSONString(content):
 		t.addString(role, content)
 		return nil

@@ -5,12 +5,16 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"longhaul/proxy/anthropic"
 )
 
-// chatMaxStop is the most stop sequences the Chat API accepts.
-const chatMaxStop = 4
+// Limits of the Chat API: stop sequences, characters of user.
+const (
+	chatMaxStop = 4
+	chatMaxUser = 64
+)
 
 // ChatRequestFromAnthropic translates a Messages request into a Chat
 // Completions request, for OpenAI and the servers that speak its Chat API
@@ -150,8 +154,10 @@ func ChatRequestFromAnthropic(body []byte, opts ChatRequestOptions) ([]byte, err
 			out.WriteByte(']')
 		}
 	}
+	// OpenAI refuses a user longer than 64 characters; Claude Code's user_id
+	// is longer, and only the proxy needs it.
 	if len(metadata) > 0 && metadata[0] == '{' {
-		if uid := anthropic.MemberValue(metadata, "user_id"); isJSONString(uid) {
+		if uid := anthropic.MemberValue(metadata, "user_id"); isJSONString(uid) && utf8.RuneCountInString(anthropic.Unquote(uid)) <= chatMaxUser {
 			w.raw("user", uid)
 		}
 	}

@@ -364,3 +364,35 @@ func TestChatToolMessagesJoinOneUserTurn(t *testing.T) {
 		t.Errorf("messages = %s; want the last user turn %s", out, want)
 	}
 }
+
+// OpenAI refuses a user longer than 64 characters: a longer session key
+// stays with the proxy.
+func TestChatUserIsKeptWithinOpenAIsLimit(t *testing.T) {
+	for _, tt := range []struct {
+		userID string
+		sent   bool
+	}{{strings.Repeat("u", 64), true}, {strings.Repeat("é", 64), true}, {strings.Repeat("u", 65), false}} {
+		out, err := ChatRequestFromAnthropic([]byte(`{"model":"m","max_tokens":10,"metadata":{"user_id":"`+tt.userID+`"},"messages":[{"role":"user","content":"hi"}]}`), ChatRequestOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(out), `"user":`); got != tt.sent {
+			t.Errorf("user_id of %d characters: user sent = %v; want %v (%s)", len([]rune(tt.userID)), got, tt.sent, out)
+		}
+	}
+}
+
+// An assistant message with "" beside its tool calls, or alone, adds no
+// empty text (Messages refuses empty content).
+func TestChatEmptyAssistantContentIsSkipped(t *testing.T) {
+	body := `{"model":"m","messages":[{"role":"user","content":"a"},{"role":"assistant","content":""},{"role":"user","content":"b"},
+	 {"role":"assistant","content":"","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"r"}]}`
+	out, err := ChatRequestToAnthropic([]byte(body), ChatRequestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `"messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},{"role":"assistant","content":[{"type":"tool_use","id":"c","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"c","content":"r"}]}]`
+	if !strings.Contains(string(out), want) {
+		t.Errorf("got %s; want %s", out, want)
+	}
+}

@@ -109,8 +109,10 @@ func readChatChunk(data []byte) (chatChunk, error) {
 	return c, err
 }
 
-// Event translates one chunk. name is the SSE event name ("" for the plain
-// data events Chat servers send).
+// Event translates one chunk, calling emit once per Messages event. name is
+// the SSE event name ("" for the plain data events Chat servers send). The
+// data of a content_block_delta is valid only during its emit call: its
+// buffer is reused for the next delta, so an emit that keeps it must copy it.
 func (s *ChatStreamToAnthropic) Event(name string, data []byte, emit func(name string, data []byte) error) error {
 	if s.finished {
 		return nil
