@@ -59,6 +59,7 @@ const accounts = [
 
 // What the scripted upstream answers when it is not calling tools (see its main.go and agent.go).
 const ANTHROPIC_TEXT = 'Hello from the scripted upstream! This reply streams event by event.'
+const CHAT_TEXT = 'Hello from the scripted Chat upstream.'
 const GEMINI_TEXT = 'Hello from the scripted Gemini upstream.'
 const agentDone = (/** @type {number} */ n) => `Done: the scripted agent read ${n} tool result(s).`
 
@@ -387,9 +388,6 @@ async function openAIChatChecks(proxyURL) {
     { label: 'OpenAI upstream', model: GPT_CHAT, protocol: upstreamProtocol.chat },
     { label: 'Anthropic upstream', model: CLAUDE, protocol: upstreamProtocol.claude },
   ]) {
-    /** @type {string | undefined} */
-    let nonStreamText
-
     await check(`openai chat.completions → ${label} (${model}): non-stream`, async () => {
       const { value: r } = await expectUpstream(protocol, model, 1, () =>
         openai.chat.completions.create({ model, max_tokens: 256, messages: [{ role: 'user', content: 'Say hello.' }] }),
@@ -398,11 +396,10 @@ async function openAIChatChecks(proxyURL) {
       const choice = one(r.choices, 'choices')
       const text = choice.message.content
       assert.ok(typeof text === 'string' && text.length > 0, `message.content = ${JSON.stringify(text)}; want text`)
-      if (protocol === upstreamProtocol.claude) assert.equal(text, ANTHROPIC_TEXT)
+      assert.equal(text, protocol === upstreamProtocol.claude ? ANTHROPIC_TEXT : CHAT_TEXT)
       assert.equal(choice.finish_reason, 'stop')
       positive(r.usage?.prompt_tokens, 'usage.prompt_tokens')
       positive(r.usage?.completion_tokens, 'usage.completion_tokens')
-      nonStreamText = text
     })
 
     await check(`openai chat.completions → ${label} (${model}): stream with include_usage`, async () => {
@@ -421,7 +418,8 @@ async function openAIChatChecks(proxyURL) {
       const pieces = chunks.map((c) => c.choices[0]?.delta?.content ?? '').filter((t) => t !== '')
       assert.ok(pieces.length >= 2, `${pieces.length} content deltas; want the text in several (it streams event by event)`)
       const text = pieces.join('')
-      if (nonStreamText !== undefined) assert.equal(text, nonStreamText, 'the streamed text differs from the non-stream reply: an event was lost')
+      const want = protocol === upstreamProtocol.claude ? ANTHROPIC_TEXT : CHAT_TEXT
+      assert.equal(text, want, 'the streamed text differs from what the upstream sent: an event was lost')
       const finishes = chunks.flatMap((c) => c.choices.filter((ch) => ch.finish_reason))
       assert.deepEqual(
         finishes.map((ch) => ch.finish_reason),
@@ -508,9 +506,6 @@ async function anthropicToOpenAIChecks(proxyURL) {
   const anthropic = new Anthropic({ apiKey: 'sk-e2e-client-key', baseURL: proxyURL, maxRetries: 0 })
   const model = GPT_CHAT
   const protocol = upstreamProtocol.chat
-  /** @type {string | undefined} */
-  let nonStreamText
-
   await check(`anthropic messages → OpenAI upstream (${model}): non-stream`, async () => {
     const { value: r } = await expectUpstream(protocol, model, 1, () =>
       anthropic.messages.create({ model, max_tokens: 256, messages: [{ role: 'user', content: 'Say hello.' }] }),
@@ -518,11 +513,10 @@ async function anthropicToOpenAIChecks(proxyURL) {
     assert.equal(r.type, 'message')
     assert.equal(r.role, 'assistant')
     const text = messageText(r)
-    assert.ok(text.length > 0, `content = ${JSON.stringify(r.content)}; want text`)
+    assert.equal(text, CHAT_TEXT, `content = ${JSON.stringify(r.content)}`)
     assert.equal(r.stop_reason, 'end_turn')
     positive(r.usage.input_tokens, 'usage.input_tokens')
     positive(r.usage.output_tokens, 'usage.output_tokens')
-    nonStreamText = text
   })
 
   await check(`anthropic messages → OpenAI upstream (${model}): stream`, async () => {
@@ -541,7 +535,7 @@ async function anthropicToOpenAIChecks(proxyURL) {
     assert.equal(events[0], 'message_start', `events ${events.join(', ')}`)
     assert.equal(events[events.length - 1], 'message_stop', `events ${events.join(', ')}`)
     assert.ok(deltas.length >= 2, `${deltas.length} text deltas; want several`)
-    if (nonStreamText !== undefined) assert.equal(deltas.join(''), nonStreamText, 'the streamed text differs from the non-stream reply: an event was lost')
+    assert.equal(deltas.join(''), CHAT_TEXT, 'the streamed text differs from what the upstream sent: an event was lost')
     assert.equal(messageText(final), deltas.join(''))
     assert.equal(final.stop_reason, 'end_turn')
     positive(final.usage.input_tokens, 'usage.input_tokens')

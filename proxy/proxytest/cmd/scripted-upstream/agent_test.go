@@ -13,7 +13,13 @@ import (
 
 func post(t *testing.T, srv *httptest.Server, path, body string) map[string]any {
 	t.Helper()
-	res, err := http.Post(srv.URL+path, "application/json", strings.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer sk-test-agent") // the Chat upstream wants a key
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("POST %s: %v", path, err)
 	}
@@ -83,6 +89,53 @@ func TestAgentMessages(t *testing.T) {
 			}
 			if tt.wantArgs != "" && string(gotArgs) != tt.wantArgs {
 				t.Errorf("arguments = %s; want %s", gotArgs, tt.wantArgs)
+			}
+		})
+	}
+}
+
+func TestAgentChat(t *testing.T) {
+	tools := `[{"type":"function","function":{"name":"a","parameters":{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}}},{"type":"function","function":{"name":"b","parameters":{}}}]`
+	tests := []struct {
+		name     string
+		messages string
+		wantCall string // "" = text
+	}{
+		{"a user message calls the first tool", `[{"role":"user","content":"go"}]`, "a"},
+		{"the tool message answering a calls b", `[{"role":"user","content":"go"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"a","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"x"}]`, "b"},
+		{"the tool message answering b gets text", `[{"role":"user","content":"go"},{"role":"assistant","content":null,"tool_calls":[{"id":"c2","type":"function","function":{"name":"b","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c2","content":"x"}]`, ""},
+	}
+	srv := newAgentServer(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := post(t, srv, "/v1/chat/completions", `{"model":"gpt-4o-mini","tools":`+tools+`,"messages":`+tt.messages+`}`)
+			b, _ := json.Marshal(out)
+			var reply struct {
+				Choices []struct {
+					Message struct {
+						Content   *string `json:"content"`
+						ToolCalls []struct {
+							Function struct{ Name, Arguments string } `json:"function"`
+						} `json:"tool_calls"`
+					} `json:"message"`
+				} `json:"choices"`
+			}
+			if err := json.Unmarshal(b, &reply); err != nil || len(reply.Choices) != 1 {
+				t.Fatalf("reply %s: %v", b, err)
+			}
+			msg := reply.Choices[0].Message
+			got := ""
+			if len(msg.ToolCalls) == 1 {
+				got = msg.ToolCalls[0].Function.Name
+				if got == "a" && msg.ToolCalls[0].Function.Arguments != `{"q":"e2e"}` {
+					t.Errorf("a's arguments = %s; want {\"q\":\"e2e\"}", msg.ToolCalls[0].Function.Arguments)
+				}
+			}
+			if got != tt.wantCall {
+				t.Errorf("function called = %q; want %q (reply %s)", got, tt.wantCall, b)
+			}
+			if got == "" && (msg.Content == nil || *msg.Content != agentText(1)) {
+				t.Errorf("text = %v; want %q", msg.Content, agentText(1))
 			}
 		})
 	}
@@ -188,6 +241,7 @@ func TestAgentGemini(t *testing.T) {
 func TestRecordsListEveryProtocol(t *testing.T) {
 	srv := newAgentServer(t)
 	post(t, srv, "/v1/messages", `{"model":"claude-test","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`)
+	post(t, srv, "/v1/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`)
 	post(t, srv, "/v1/responses", `{"model":"gpt-5","input":"hi"}`)
 	post(t, srv, "/v1beta/models/gemini-2.5-flash:generateContent?key=secret-key", `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`)
 	res, err := http.Get(srv.URL + "/scripted/requests")
@@ -199,7 +253,7 @@ func TestRecordsListEveryProtocol(t *testing.T) {
 	if err := json.NewDecoder(res.Body).Decode(&recs); err != nil {
 		t.Fatal(err)
 	}
-	want := []struct{ protocol, model string }{{"anthropic", "claude-test"}, {"openai-responses", "gpt-5"}, {"gemini", "gemini-2.5-flash"}}
+	want := []struct{ protocol, model string }{{"anthropic", "claude-test"}, {"openai-chat", "gpt-4o-mini"}, {"openai-responses", "gpt-5"}, {"gemini", "gemini-2.5-flash"}}
 	if len(recs) != len(want) {
 		t.Fatalf("records = %+v; want %d", recs, len(want))
 	}
@@ -208,7 +262,7 @@ func TestRecordsListEveryProtocol(t *testing.T) {
 			t.Errorf("record %d = %s %s; want %s %s", i, recs[i].Protocol, recs[i].Model, w.protocol, w.model)
 		}
 	}
-	if strings.Contains(recs[2].Query, "secret-key") {
-		t.Errorf("record query %q shows the key", recs[2].Query)
+	if strings.Contains(recs[3].Query, "secret-key") {
+		t.Errorf("record query %q shows the key", recs[3].Query)
 	}
 }

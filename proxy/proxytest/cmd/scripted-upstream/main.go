@@ -3,11 +3,12 @@
 //
 //	go run ./proxy/proxytest/cmd/scripted-upstream -addr 127.0.0.1:9099 -agent
 //	longhaul account add --base-url http://127.0.0.1:9099 --key -                          (Anthropic)
+//	longhaul account add --kind openai --base-url http://127.0.0.1:9099/v1 --key -
 //	longhaul account add --kind openai-responses --base-url http://127.0.0.1:9099/v1 --key -
 //	longhaul account add --kind gemini --base-url http://127.0.0.1:9099 --key -
 //
-// Routes: /v1/messages… and GET /v1/models (Anthropic), /v1/responses (OpenAI Responses),
-// /v1/chat/completions (OpenAI Chat, once proxytest has it), /v1beta/models… (Gemini), and
+// Routes: /v1/messages… and GET /v1/models (Anthropic), /v1/chat/completions (OpenAI Chat),
+// /v1/responses (OpenAI Responses), /v1beta/models… (Gemini), and
 // GET /scripted/requests: every request to those routes so far, as JSON, so a test can check
 // which protocol an upstream really saw.
 //
@@ -67,7 +68,7 @@ func run(addr string, gap time.Duration, agent bool) error {
 	srv := &http.Server{Handler: ups.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	fmt.Printf("scripted upstream (Anthropic, OpenAI Responses, Gemini) on http://%s\n", ln.Addr())
+	fmt.Printf("scripted upstream (Anthropic, OpenAI Chat and Responses, Gemini) on http://%s\n", ln.Addr())
 	select {
 	case err := <-errc:
 		return err
@@ -88,6 +89,7 @@ type upstreams struct {
 	agent bool
 
 	messages  *proxytest.Upstream
+	chat      *proxytest.ChatUpstream
 	responses *proxytest.ResponsesUpstream
 	gemini    *proxytest.GeminiUpstream
 
@@ -99,7 +101,7 @@ type upstreams struct {
 
 // record is one request as GET /scripted/requests lists it.
 type record struct {
-	Protocol string          `json:"protocol"` // anthropic, openai-responses, gemini; none: no route
+	Protocol string          `json:"protocol"` // anthropic, openai-chat, openai-responses, gemini; none: no route
 	Method   string          `json:"method"`
 	Path     string          `json:"path"`
 	Query    string          `json:"query,omitempty"`
@@ -112,13 +114,17 @@ const maxRecords = 1000
 
 func newUpstreams(gap time.Duration, agent bool) *upstreams {
 	u := &upstreams{gap: gap, agent: agent,
-		messages: proxytest.NewUpstream(), responses: proxytest.NewResponsesUpstream(), gemini: proxytest.NewGeminiUpstream()}
+		messages: proxytest.NewUpstream(), chat: proxytest.NewChatUpstream(), responses: proxytest.NewResponsesUpstream(),
+		gemini: proxytest.NewGeminiUpstream()}
 	u.messages.SetRecordBodies(false)
 	msg := &proxytest.Message{Content: []proxytest.Block{
 		proxytest.Thinking("The user said hello; a short greeting back is enough.", "EqScriptedSignature"),
 		proxytest.Text("Hello from the scripted upstream! This reply streams event by event."),
 	}, Usage: proxytest.Usage{InputTokens: 12, OutputTokens: 24}}
 	u.messages.SetDefault(proxytest.Reply{Message: msg, EventGap: gap})
+	u.chat.SetDefault(proxytest.ChatReply{EventGap: gap, Completion: &proxytest.ChatCompletion{
+		Content: "Hello from the scripted Chat upstream.", Usage: proxytest.ChatUsage{Prompt: 12, Completion: 8},
+	}})
 	u.responses.SetDefault(proxytest.ResponsesReply{EventGap: gap, Response: &proxytest.ResponsesResponse{
 		Items: []proxytest.ResponsesItem{proxytest.ResponsesText("Hello from the scripted Responses upstream.")},
 		Usage: proxytest.ResponsesUsage{Input: 12, Output: 9},
@@ -129,6 +135,7 @@ func newUpstreams(gap time.Duration, agent bool) *upstreams {
 // Close shuts every upstream down (they also listen on addresses of their own, unused here).
 func (u *upstreams) Close() {
 	u.messages.Close()
+	u.chat.Close()
 	u.responses.Close()
 	u.gemini.Close()
 }
@@ -139,6 +146,7 @@ func (u *upstreams) Handler() http.Handler {
 	mux.Handle("/v1/messages", u.serve("anthropic", u.messages, u.messagesAgent))
 	mux.Handle("/v1/messages/", u.serve("anthropic", u.messages, nil))
 	mux.Handle("/v1/models", u.serve("anthropic", u.messages, nil))
+	mux.Handle("/v1/chat/completions", u.serve("openai-chat", u.chat, u.chatAgent))
 	mux.Handle("/v1/responses", u.serve("openai-responses", u.responses, u.responsesAgent))
 	mux.Handle("/v1beta/", u.serve("gemini", u.gemini, u.geminiAgent))
 	mux.HandleFunc("GET /scripted/requests", u.list)
@@ -181,6 +189,12 @@ func notFound(w http.ResponseWriter, r *http.Request) {
 func (u *upstreams) messagesAgent(_ *http.Request, body []byte) {
 	if rep, ok := messagesAgent(body, u.gap); ok {
 		u.messages.Enqueue(rep)
+	}
+}
+
+func (u *upstreams) chatAgent(_ *http.Request, body []byte) {
+	if rep, ok := chatAgent(body, u.gap); ok {
+		u.chat.Enqueue(rep)
 	}
 }
 

@@ -107,6 +107,70 @@ func messagesBlocks(content json.RawMessage) []messagesBlock {
 	return blocks
 }
 
+// chatRequest is the part of a Chat Completions request the agent reads.
+type chatRequest struct {
+	Tools []struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name       string          `json:"name"`
+			Parameters json.RawMessage `json:"parameters"`
+		} `json:"function"`
+	} `json:"tools"`
+	Messages []struct {
+		Role       string `json:"role"`
+		ToolCallID string `json:"tool_call_id"`
+		ToolCalls  []struct {
+			ID       string `json:"id"`
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		} `json:"tool_calls"`
+	} `json:"messages"`
+}
+
+// chatAgent scripts the reply to a Chat Completions request (see messagesAgent).
+func chatAgent(body []byte, gap time.Duration) (proxytest.ChatReply, bool) {
+	var req chatRequest
+	if json.Unmarshal(body, &req) != nil || len(req.Messages) == 0 {
+		return proxytest.ChatReply{}, false
+	}
+	var tools []agentTool
+	for _, t := range req.Tools {
+		if t.Type == "function" {
+			tools = append(tools, agentTool{Name: t.Function.Name, Schema: t.Function.Parameters})
+		}
+	}
+	if len(tools) == 0 {
+		return proxytest.ChatReply{}, false
+	}
+	names := map[string]string{} // tool call id → function name
+	results := 0
+	var last lastTurn
+	for i, m := range req.Messages {
+		for _, c := range m.ToolCalls {
+			names[c.ID] = c.Function.Name
+		}
+		if m.Role == "tool" {
+			results++
+		}
+		if i < len(req.Messages)-1 {
+			continue
+		}
+		switch m.Role {
+		case "tool":
+			last = lastTurn{answered: names[m.ToolCallID], callID: m.ToolCallID}
+		case "user":
+			last.userText = true
+		}
+	}
+	usage := proxytest.ChatUsage{Prompt: max(1, len(body)/4), Completion: 20}
+	if i, tool := nextTool(tools, last); tool != nil {
+		call := proxytest.ChatToolCall{ID: agentCallID("call_", i), Name: tool.Name, Args: string(agentArgs(tool.Schema))}
+		return proxytest.ChatReply{Completion: &proxytest.ChatCompletion{ToolCalls: []proxytest.ChatToolCall{call}, Usage: usage}, EventGap: gap}, true
+	}
+	return proxytest.ChatReply{Completion: &proxytest.ChatCompletion{Content: agentText(results), Usage: usage}, EventGap: gap}, true
+}
+
 // responsesRequest is the part of a Responses request the agent reads.
 type responsesRequest struct {
 	Tools []struct {
