@@ -29,7 +29,8 @@ deps-test:
 	bash .ci/deps.sh test
 
 ## test: every test, offline: generated bindings up to date, Go (race detector on), frontend unit,
-## UI in Chromium, the real window under Xvfb
+## UI in Chromium, the openai / Anthropic / Google Gen AI SDKs against the real binary, the real
+## window under Xvfb
 test: deps-test check-bindings frontend test-go test-frontend test-e2e test-desktop
 
 test-go:
@@ -43,6 +44,7 @@ test-e2e:
 	$(GO) build -trimpath -o $(HEADLESS_BIN) .
 	$(GO) build -trimpath -o build/bin/scripted-upstream ./proxy/proxytest/cmd/scripted-upstream
 	cd frontend && LONGHAUL_BIN=$(CURDIR)/$(HEADLESS_BIN) SCRIPTED_UPSTREAM=$(CURDIR)/build/bin/scripted-upstream npm run test:e2e
+	cd frontend && LONGHAUL_BIN=$(CURDIR)/$(HEADLESS_BIN) SCRIPTED_UPSTREAM=$(CURDIR)/build/bin/scripted-upstream npm run test:sdk
 
 test-desktop: build
 	bash .ci/desktop-smoke.sh $(BIN) build/bin/desktop.png

@@ -34,8 +34,10 @@ var ErrUsage = errors.New("usage")
 
 const usage = `usage:
   longhaul account add [--kind anthropic|openai|openai-responses|gemini] [--base-url URL] --key KEY|- [--label L]
+                       [--models 'claude-*,gpt-4o']
       (--base-url defaults to the kind's official endpoint; for openai kinds it is what the
-      OpenAI SDK takes, e.g. http://localhost:11434/v1 for Ollama)
+      OpenAI SDK takes, e.g. http://localhost:11434/v1 for Ollama; --models limits the account
+      to those model names or * patterns, default any model)
   longhaul account list
   longhaul account rm ID
   longhaul account enable ID | account disable ID
@@ -96,6 +98,7 @@ func (c *CLI) accountAdd(fs *flag.FlagSet) action {
 	key := fs.String("key", "", "API key, or - to read it from stdin (keeps it out of shell history)")
 	label := fs.String("label", "", "a name to tell accounts apart")
 	kind := fs.String("kind", store.KindAnthropic, "the protocol the upstream speaks: "+strings.Join(store.Kinds(), ", "))
+	models := fs.String("models", "", "comma-separated model names or * patterns the account serves (default: any model)")
 	return func(ctx context.Context, st *store.Store, _ []string) error {
 		// Checked before the key is read: a typo should not cost a pasted key.
 		if !slices.Contains(store.Kinds(), *kind) {
@@ -111,13 +114,29 @@ func (c *CLI) accountAdd(fs *flag.FlagSet) action {
 		if secret == "" {
 			return errors.New("--key is required")
 		}
-		a, err := st.AddAccount(ctx, store.Account{Label: *label, Kind: *kind, BaseURL: *baseURL, Secret: secret, Enabled: true, Weight: 1})
+		a, err := st.AddAccount(ctx, store.Account{Label: *label, Kind: *kind, BaseURL: *baseURL, Secret: secret, Enabled: true, Weight: 1,
+			Models: modelList(*models)})
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(c.Stdout, "added account %d (%s, %s, %s)\n", a.ID, a.Kind, a.BaseURL, a.MaskedSecret())
+		served := ""
+		if len(a.Models) > 0 {
+			served = ", models " + strings.Join(a.Models, ",")
+		}
+		fmt.Fprintf(c.Stdout, "added account %d (%s, %s, %s%s)\n", a.ID, a.Kind, a.BaseURL, a.MaskedSecret(), served)
 		return nil
 	}
+}
+
+// modelList splits --models: comma-separated, blanks dropped.
+func modelList(flag string) []string {
+	var out []string
+	for m := range strings.SplitSeq(flag, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 func (c *CLI) accountList(ctx context.Context, st *store.Store, _ []string) error {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -117,6 +118,44 @@ func TestCLIAccountAddKinds(t *testing.T) {
 			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 			if len(lines) != 2 || !strings.Contains(lines[0], "KIND") || strings.Fields(lines[1])[1] != tt.wantKind {
 				t.Errorf("account list = %q; want one account of kind %s in the KIND column", out.String(), tt.wantKind)
+			}
+		})
+	}
+}
+
+func TestCLIAccountAddModels(t *testing.T) {
+	tests := []struct {
+		name   string
+		models []string // nil: no --models
+		want   []string
+	}{
+		{"no flag serves any model", nil, []string{}},
+		{"one pattern", []string{"--models", "gpt-4o*"}, []string{"gpt-4o*"}},
+		{"a list, blanks dropped", []string{"--models", " claude-*, ,gpt-5 "}, []string{"claude-*", "gpt-5"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cli, out, errOut := newCLI(t)
+			ctx := context.Background()
+			cli.Stdin = strings.NewReader("sk-test-from-stdin-0000wxyz\n")
+			args := append([]string{"account", "add", "--kind", "openai", "--key", "-"}, tt.models...)
+			if err := cli.Run(ctx, args); err != nil {
+				t.Fatalf("longhaul %v = %v (stderr %q)", args, err, errOut.String())
+			}
+			if len(tt.want) > 0 && !strings.Contains(out.String(), "models "+strings.Join(tt.want, ",")+")") {
+				t.Errorf("longhaul %v printed %q; want the models named", args, out.String())
+			}
+			st, err := cli.Open(ctx, cli.DataDir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			accounts, err := st.Accounts(ctx)
+			if err != nil || len(accounts) != 1 {
+				t.Fatalf("Accounts() = %v, %v; want one", accounts, err)
+			}
+			if !slices.Equal(accounts[0].Models, tt.want) {
+				t.Errorf("stored models = %q; want %q", accounts[0].Models, tt.want)
 			}
 		})
 	}

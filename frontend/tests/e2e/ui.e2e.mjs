@@ -512,7 +512,7 @@ async function startUpstream() {
   const keep = (/** @type {string} */ prefix) => (/** @type {string} */ line) => backendOutput.push(prefix + line)
   createInterface({ input: /** @type {import('node:stream').Readable} */ (proc.stderr) }).on('line', keep('[upstream] '))
   const out = createInterface({ input: /** @type {import('node:stream').Readable} */ (proc.stdout) })
-  const ready = new Promise((ok) => out.on('line', (line) => line.includes('scripted Anthropic upstream on') && ok(undefined)))
+  const ready = new Promise((ok) => out.on('line', (line) => /scripted upstream .* on http/.test(line) && ok(undefined)))
   const exited = new Promise((_, fail) => proc.once('exit', (code) => fail(new Error(`scripted upstream exited (code ${code})`))))
   const spawnError = new Promise((_, fail) => proc.once('error', fail))
   await withTimeout(Promise.race([ready, exited, spawnError]), 120_000, 'scripted upstream to start')
