@@ -189,7 +189,9 @@ func BenchmarkTranslatedStream(b *testing.B) {
 	messages := []byte(`{"model":"claude-sonnet-4-5","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"Count."}]}`)
 	chat := []byte(`{"model":"claude-sonnet-4-5","stream":true,"messages":[{"role":"user","content":"Count."}]}`)
 	isText := func(ev sse.Event) bool { return ev.Name == "content_block_delta" }
-	isChatText := func(ev sse.Event) bool { return bytes.Contains(ev.Data, []byte(`"content":"`)) }
+	isChatText := func(ev sse.Event) bool {
+		return bytes.Contains(ev.Data, []byte(`"content":"`)) && !bytes.Contains(ev.Data, []byte(`"content":""`))
+	}
 
 	var direct, translated []time.Duration
 	held := 0
