@@ -157,6 +157,7 @@ func (c *compactor) untouched(p anthropic.Peek, body []byte, model, session stri
 // did in ex. An error is a Layer-3 failure the client must be told about;
 // anything else that goes wrong leaves the body as it came.
 func (s *Server) compactRequest(ctx context.Context, c *compactor, ex *Exchange, body []byte, betas []string) (compact.Result, *Error) {
+	ctx = context.WithValue(ctx, parentExchangeKey{}, ex)
 	res, err := c.pipe.Run(ctx, compact.Input{
 		Body: body, Model: ex.Model, Session: ex.SessionID, Betas: betas,
 		NoThinking: !compact.SupportsThinking(ex.Model),
@@ -235,19 +236,51 @@ var _ compact.Summarizer = (*poolSummarizer)(nil)
 func (p *poolSummarizer) Summarize(ctx context.Context, h compact.History) (string, error) {
 	s := p.s
 	cfg := s.cfg.Load()
+	parent, _ := ctx.Value(parentExchangeKey{}).(*Exchange)
+	// The summary call is an exchange of its own, a child of the request that caused it:
+	// its account, tokens and status are in the record and the monitor.
+	ex := &Exchange{ID: newExchangeID(), State: ExchangeStarted, Route: "summary", Method: http.MethodPost,
+		Path: "/v1/messages", Model: p.model, Start: s.now(), ClientProtocol: ProtocolAnthropic}
+	if parent != nil {
+		ex.ParentID, ex.SessionID, ex.UserAgent = parent.ID, parent.SessionID, parent.UserAgent
+	}
+	s.observer.Observe(*ex)
+	text, err := p.summarize(ctx, cfg, ex, h)
+	ex.State, ex.End = ExchangeFinished, s.now()
+	if err != nil && ex.ErrorMessage == "" {
+		ex.ErrorType, ex.ErrorMessage = anthropic.APIError, err.Error()
+	}
+	if err == nil {
+		ex.StopReason = "end_turn"
+	}
+	s.observer.Observe(*ex)
+	return text, err
+}
+
+// parentExchangeKey carries, in a compaction's context, the exchange being compacted: a
+// summary call records it as its parent.
+type parentExchangeKey struct{}
+
+func (p *poolSummarizer) summarize(ctx context.Context, cfg *Config, ex *Exchange, h compact.History) (string, error) {
+	s := p.s
 	var exclude []int64
 	var last error
 	for range cfg.MaxAttempts {
-		acct, err := s.pool.Pick(pool.Pick{Model: p.model, Exclude: exclude}, s.now())
+		acct, err := s.pool.Pick(pool.Pick{Model: p.model, Exclude: exclude, ModelMap: cfg.ModelMap}, s.now())
 		if err != nil {
 			if last != nil {
 				return "", last
 			}
+			ex.Status = http.StatusServiceUnavailable
 			return "", fmt.Errorf("no account for the summary model %s: %w", p.model, err)
 		}
 		model, _ := pool.MapModel(cfg.ModelMap, p.model, acct)
+		ex.ModelSent, ex.UpstreamProtocol = model, acct.KindOf()
 		client := &http.Client{Transport: s.transport, CheckRedirect: refuseRedirect}
-		sum := compact.HTTPSummarizer{BaseURL: acct.BaseURL, APIKey: acct.Secret, Model: model, Client: client}
+		sum := compact.HTTPSummarizer{BaseURL: acct.BaseURL, APIKey: acct.Secret, Model: model, Client: client,
+			OnUsage: func(u compact.SummaryUsage) {
+				ex.Usage = Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens}
+			}}
 		if up := upstreamFor(acct.KindOf()); up.kind() != pool.KindAnthropic {
 			sum.Send = func(ctx context.Context, body []byte) (int, http.Header, []byte, error) {
 				return sendTranslated(ctx, client, acct, up, model, body)
@@ -255,19 +288,25 @@ func (p *poolSummarizer) Summarize(ctx context.Context, h compact.History) (stri
 		}
 		start := s.now()
 		text, err := sum.Summarize(ctx, h)
+		att := Attempt{AccountID: acct.ID, AccountName: acct.Name(), Start: start, Duration: s.now().Sub(start), Status: http.StatusOK}
 		if err == nil {
-			s.pool.Report(acct.ID, p.model, pool.Outcome{Kind: pool.OutcomeSuccess}, s.now())
+			ex.Attempts, ex.Status = append(ex.Attempts, att), http.StatusOK
+			s.pool.Report(acct.ID, p.model, pool.Outcome{Kind: pool.OutcomeSuccess, Tokens: ex.Usage.InputTokens + ex.Usage.OutputTokens}, s.now())
 			s.log.Info("[Layer-3] summary written", "account", acct.Name(), "model", model, "took", s.now().Sub(start), "chars", len(text))
 			return text, nil
 		}
+		att.Status, att.Error = 0, err.Error()
 		if ctx.Err() != nil {
+			ex.Attempts, ex.Status = append(ex.Attempts, att), statusClientClosed
 			return "", err
 		}
 		out := pool.Outcome{Kind: pool.OutcomeOverloaded, Reason: err.Error()}
 		var he *compact.SummaryHTTPError
 		if errors.As(err, &he) {
 			out = pool.Classify(he.Status, he.Header, he.Body, 0, s.now())
+			att.Status = he.Status
 		}
+		ex.Attempts, ex.Status = append(ex.Attempts, att), att.Status
 		s.pool.Report(acct.ID, p.model, out, s.now())
 		s.log.Warn("[Layer-3] summary attempt failed", "account", acct.Name(), "model", model, "err", err)
 		last = fmt.Errorf("account %s: %w", acct.Name(), err)

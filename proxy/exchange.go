@@ -19,14 +19,17 @@ type Exchange struct {
 	// when no attempt was made.
 	ClientProtocol   string
 	UpstreamProtocol string
-	Method           string
-	Path             string
-	UserAgent        string
-	RemoteAddr       string
-	Model            string // as the client asked
-	ModelSent        string // after proxy.model_map, as the last attempt sent it
-	Stream           bool
-	SessionID        string
+	// ParentID is, for a request the proxy made itself on behalf of a client's (a Layer-3
+	// summary call, Route "summary"), the id of that client's exchange; "" otherwise.
+	ParentID   string
+	Method     string
+	Path       string
+	UserAgent  string
+	RemoteAddr string
+	Model      string // as the client asked
+	ModelSent  string // after proxy.model_map, as the last attempt sent it
+	Stream     bool
+	SessionID  string
 
 	Start     time.Time
 	FirstByte time.Time // first byte written to the client; zero if none

@@ -647,3 +647,16 @@ func TestClaudeCodeThinkingIsNotAskedOfModelsThatRefuseIt(t *testing.T) {
 		t.Errorf("a reasoning model lost the effort: %s", up)
 	}
 }
+
+func TestRefusedRequestsAreRecordedWithoutTheirBody(t *testing.T) {
+	s := newSeam(t, Config{ClientKey: "local-client-key"}, pool.KindAnthropic)
+	resp, _ := s.post(t, "/v1/chat/completions", `{"model":"gpt-4o","messages":[{"role":"user","content":"secret plans"}]}`, "Content-Type", "application/json", "Authorization", "Bearer wrong")
+	ex := s.obs.last(t)
+	if resp.StatusCode != 401 || ex.Status != 401 || ex.Route != "chat" || ex.ClientProtocol != ProtocolOpenAIChat || ex.ErrorType != "authentication_error" || ex.RequestBody != nil || ex.BytesIn != 0 {
+		t.Errorf("refused exchange %+v (client saw %d); want a 401 record of the chat route without its body", ex, resp.StatusCode)
+	}
+	resp, _ = s.post(t, "/v1beta/models/gemini-2.5-pro:embedContent", `{}`, "Content-Type", "application/json", "X-Goog-Api-Key", "local-client-key")
+	if ex := s.obs.last(t); resp.StatusCode != 404 || ex.Status != 404 || ex.ClientProtocol != ProtocolGemini {
+		t.Errorf("unknown Gemini method: %d, record %+v", resp.StatusCode, ex)
+	}
+}

@@ -414,13 +414,13 @@ func (s *Server) serveUI() http.Handler {
 func (s *Server) api(proto clientProtocol, setup func(*call, *http.Request) *Error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cfg := s.cfg.Load()
-		if e := s.guard.CheckAPI(w, r, cfg.Loopback()); e != nil {
-			writeErrorAs(w, proto, e)
-			return
-		}
 		c := &call{proto: proto}
 		if e := setup(c, r); e != nil {
-			writeErrorAs(w, proto, e)
+			s.refuse(w, r, c, e)
+			return
+		}
+		if e := s.guard.CheckAPI(w, r, cfg.Loopback()); e != nil {
+			s.refuse(w, r, c, e)
 			return
 		}
 		s.guard.boundBody(w, r)
@@ -430,15 +430,33 @@ func (s *Server) api(proto clientProtocol, setup func(*call, *http.Request) *Err
 	})
 }
 
+// refuse answers a request refused before anything was read of it (the guard, an unknown
+// method) and records it, with the reason and without its body: the caller may not even be
+// allowed to send one.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, c *call, e *Error) {
+	now := s.now()
+	route := c.route
+	if route == "" {
+		route = "refused"
+	}
+	s.observer.Observe(Exchange{
+		ID: newExchangeID(), State: ExchangeFinished, Route: route, Method: r.Method, Path: r.URL.Path,
+		UserAgent: r.UserAgent(), RemoteAddr: r.RemoteAddr, Start: now, End: now, ClientProtocol: c.proto.name(),
+		Status: e.Status, ErrorType: e.Type, ErrorMessage: e.Message,
+	})
+	writeErrorAs(w, c.proto, e)
+}
+
 // listing serves a model list behind the same guard.
 func (s *Server) listing(proto clientProtocol) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c := &call{proto: proto, route: "models"}
 		if e := s.guard.CheckAPI(w, r, s.cfg.Load().Loopback()); e != nil {
-			writeErrorAs(w, proto, e)
+			s.refuse(w, r, c, e)
 			return
 		}
 		s.requests.Add(1)
-		s.serveModels(w, r, &call{proto: proto})
+		s.serveModels(w, r, c)
 	})
 }
 

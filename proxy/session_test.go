@@ -296,10 +296,31 @@ func TestSessionCompactsThroughTheProxy(t *testing.T) {
 		t.Fatalf("upstream saw %d main requests; want %d", len(up.forwarded), turns)
 	}
 	obs.mu.Lock()
-	exs := append([]Exchange(nil), obs.finished...)
+	var exs, summaries []Exchange
+	for _, ex := range obs.finished {
+		if ex.Route == "summary" {
+			summaries = append(summaries, ex)
+		} else {
+			exs = append(exs, ex)
+		}
+	}
 	obs.mu.Unlock()
 	if len(exs) != turns {
 		t.Fatalf("%d exchanges finished; want %d", len(exs), turns)
+	}
+	// Every summary call is recorded as a child of the request it compacted, with its tokens.
+	ids := map[string]bool{}
+	for _, ex := range exs {
+		ids[ex.ID] = true
+	}
+	if len(summaries) == 0 {
+		t.Error("no summary call was recorded")
+	}
+	for _, sum := range summaries {
+		if !ids[sum.ParentID] || sum.Status != 200 || sum.Usage.InputTokens == 0 || len(sum.Attempts) == 0 {
+			t.Errorf("summary exchange %s: parent %q, status %d, usage %+v, attempts %d; want a child of a main request with its tokens",
+				sum.ID, sum.ParentID, sum.Status, sum.Usage, len(sum.Attempts))
+		}
 	}
 
 	var l1, l3, l3Hits, recovered, breaks int

@@ -52,6 +52,9 @@ type HTTPSummarizer struct {
 	// to BaseURL/v1/messages, and returns the reply as Messages (status, headers, body): the
 	// proxy sets it for an upstream of another protocol, which it translates for.
 	Send func(ctx context.Context, body []byte) (status int, header http.Header, reply []byte, err error)
+	// OnUsage, if not nil, is told the tokens a successful summary call used (the summary
+	// call is an exchange of its own in the record).
+	OnUsage func(SummaryUsage)
 }
 
 var _ Summarizer = (*HTTPSummarizer)(nil)
@@ -61,6 +64,12 @@ type summaryCall struct {
 	MaxTokens int              `json:"max_tokens"`
 	System    string           `json:"system"`
 	Messages  []summaryMessage `json:"messages"`
+}
+
+// SummaryUsage is what a summary call's reply says it used.
+type SummaryUsage struct {
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
 }
 
 type summaryMessage struct {
@@ -73,6 +82,7 @@ type summaryReply struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	} `json:"content"`
+	Usage SummaryUsage           `json:"usage"`
 	Error *anthropic.ErrorDetail `json:"error"`
 }
 
@@ -123,6 +133,9 @@ func (s *HTTPSummarizer) Summarize(ctx context.Context, h History) (string, erro
 			msg = reply.Error.Type + ": " + reply.Error.Message
 		}
 		return "", &SummaryHTTPError{Status: status, Header: header, Body: data, Message: msg}
+	}
+	if s.OnUsage != nil {
+		s.OnUsage(reply.Usage)
 	}
 	var out strings.Builder
 	for _, c := range reply.Content {
