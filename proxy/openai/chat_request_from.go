@@ -336,11 +336,20 @@ func (c *chatMessageWriter) toolResult(blk anthropic.Block, param string) (image
 		case len(texts) == 1:
 			text = texts[0]
 		case len(texts) > 1:
-			joined := make([]string, len(texts))
+			// Text parts stay parts (a tool message may carry an array of text parts:
+			// openai-node's ChatCompletionToolMessageParam): joined into one string they
+			// would no longer be what the compressor budgeted, and compacting the result
+			// again would cut it again.
+			parts := []byte{'['}
 			for i, t := range texts {
-				joined[i] = anthropic.Unquote(t)
+				if i > 0 {
+					parts = append(parts, ',')
+				}
+				parts = append(parts, `{"type":"text","text":`...)
+				parts = append(parts, t...)
+				parts = append(parts, '}')
 			}
-			text = anthropic.Quote(strings.Join(joined, "\n"))
+			text = append(parts, ']')
 		case len(images) > 0:
 			text = anthropic.Quote("The result is the image in the next message.")
 		default:
