@@ -27,6 +27,7 @@ func RequestFromAnthropic(body []byte, opts RequestOptions) ([]byte, error) {
 	}
 	var orig *Request // the client's original request, without its contents
 	origSigs := map[string]string{}
+	origResponses := map[string]*rawCall{} // the client's function responses, by call id
 	if len(opts.Original) > 0 {
 		orig = &Request{}
 		contents, _, small, err := readGemini(opts.Original)
@@ -36,7 +37,7 @@ func RequestFromAnthropic(body []byte, opts RequestOptions) ([]byte, error) {
 		if err != nil {
 			return nil, badRequest("", "original request is not a valid GenerateContentRequest: %v", err)
 		}
-		collectSignatures(contents, origSigs)
+		collectSignatures(contents, origSigs, origResponses)
 	}
 	signature := func(key string) string {
 		if s, ok := origSigs[key]; ok {
@@ -158,7 +159,7 @@ func RequestFromAnthropic(body []byte, opts RequestOptions) ([]byte, error) {
 				}
 				part()
 				var media [][]byte
-				out, media, err = appendFunctionResponse(out, id, name, b, texts[:0])
+				out, media, err = appendFunctionResponse(out, id, name, b, texts[:0], origResponses[id])
 				if err != nil {
 					return nil, badRequest(param(".content"), "%v", err)
 				}
@@ -397,7 +398,7 @@ func keepOriginal(g, og *GenerationConfig) {
 
 // collectSignatures maps every signature in a Gemini history to the key
 // RequestToAnthropic reported it under.
-func collectSignatures(contents []rawContent, sigs map[string]string) {
+func collectSignatures(contents []rawContent, sigs map[string]string, responses map[string]*rawCall) {
 	ids := callIDs(contents)
 	for ci, c := range contents {
 		var texts [][]byte
@@ -415,7 +416,10 @@ func collectSignatures(contents []rawContent, sigs map[string]string) {
 				if p.signature != "" {
 					sigs[ids[ci][pi]] = p.signature
 				}
-			case p.response != nil, p.media != nil, p.code != nil:
+			case p.response != nil:
+				endText()
+				responses[ids[ci][pi]] = p.response
+			case p.media != nil, p.code != nil:
 				endText()
 			case p.thought:
 			case p.text != nil:
@@ -485,9 +489,21 @@ func appendMedia(out []byte, blockType string, source []byte) ([]byte, error) {
 // object is the response itself, other text becomes {"output": …}
 // ({"error": …} for an error result); images in the result follow as parts
 // of their own (returned, to be written after it).
-func appendFunctionResponse(out []byte, id string, name []byte, b anthropic.Block, texts [][]byte) ([]byte, [][]byte, error) {
+func appendFunctionResponse(out []byte, id string, name []byte, b anthropic.Block, texts [][]byte, orig *rawCall) ([]byte, [][]byte, error) {
 	content := b.Content()
 	isError := string(anthropic.MemberValue(outside(b.Raw(), content), "is_error")) == "true"
+	if orig != nil && len(orig.data) > 0 && sameResult(content, isError, orig) {
+		// The client's own response, unchanged by compaction: sent back as it came. Its
+		// Messages text cannot say whether it was text or an object (a file of JSON read as
+		// text would come back as the object).
+		out = append(out, `{"functionResponse":{"id":`...)
+		out = append(out, anthropic.Quote(id)...)
+		out = append(out, `,"name":`...)
+		out = append(out, name...)
+		out = append(out, `,"response":`...)
+		out = append(out, orig.data...)
+		return append(out, `}}`...), nil, nil
+	}
 	var media [][]byte
 	var text []byte // raw JSON string
 	switch {
@@ -562,4 +578,13 @@ func outside(obj, part []byte) []byte {
 	out = append(out, obj[:start]...)
 	out = append(out, "null"...)
 	return append(out, obj[end:]...)
+}
+
+// sameResult reports whether a tool_result's content is what RequestToAnthropic made of the
+// client's response orig (appendToolResult): then nothing rewrote it on the way.
+func sameResult(content []byte, isError bool, orig *rawCall) bool {
+	if orig.single != nil {
+		return isError == orig.isError && bytes.Equal(content, orig.single)
+	}
+	return !isError && bytes.Equal(content, anthropic.Quote(string(bytes.TrimSpace(orig.data))))
 }
