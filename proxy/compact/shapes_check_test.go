@@ -174,6 +174,27 @@ func contentText(raw json.RawMessage) string {
 	return canonicalJSON(raw)
 }
 
+// chatToolText is a tool message's content as text: a string, or its text
+// parts joined by newlines (toward Chat a result's images move to a user
+// message after the tool messages, which carry text only: see
+// proxy/openai/chat_request_from.go toolResult).
+func chatToolText(raw json.RawMessage) string {
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &parts) != nil {
+		return contentText(raw)
+	}
+	var texts []string
+	for _, p := range parts {
+		if p.Type == "text" {
+			texts = append(texts, p.Text)
+		}
+	}
+	return strings.Join(texts, "\n")
+}
+
 // chatMessage is the part of a Chat Completions message the checks read
 // (openai-node ChatCompletionMessageParam).
 type chatMessage struct {
@@ -255,7 +276,7 @@ func chatConversation(body []byte) conversation {
 			if _, dup := rd.Results[id]; dup {
 				c.problem("message %d: tool call %s answered twice", j, id)
 			}
-			rd.Results[id] = contentText(req.Messages[j].Content)
+			rd.Results[id] = chatToolText(req.Messages[j].Content)
 		}
 		for _, call := range rd.Calls {
 			if _, ok := rd.Results[call.ID]; !ok {

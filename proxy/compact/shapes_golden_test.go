@@ -11,6 +11,7 @@ import (
 
 	"longhaul/proxy/anthropic"
 	"longhaul/proxy/compact"
+	"longhaul/proxy/gemini"
 )
 
 // updateGolden reports the -update flag. golden_test.go (package compact,
@@ -26,12 +27,12 @@ const goldenKeepRounds = 2
 
 // goldenShapeOptions compact the testdata/shapes conversations hard enough
 // that the compressor, Layer 1 and (where there is thinking) Layer 2 all
-// fire, and never Layer 3: L1 and L2 at 5% of an 8,000-token window, L3 at
+// fire, and never Layer 3: L1 and L2 at 2% of an 8,000-token window, L3 at
 // all of it, which no input reaches once its huge tool result is compressed.
 // Small compressor limits keep the golden files readable.
 func goldenShapeOptions() compact.Options {
 	return compact.Options{
-		Thresholds:          compact.Thresholds{L1: 0.05, L2: 0.05, L3: 1},
+		Thresholds:          compact.Thresholds{L1: 0.02, L2: 0.02, L3: 1},
 		KeepToolRounds:      goldenKeepRounds,
 		ProtectLastMessages: 2,
 		Compressor:          compact.CompressorOptions{MaxChars: 1200, LargeChars: 2400, SnapshotHead: 600, SnapshotTail: 300},
@@ -159,4 +160,69 @@ func checkShapeOutput(t *testing.T, s clientShape, in, out []byte, keep int) {
 	for _, p := range opaqueProblems(ic.Opaque, oc.Opaque) {
 		t.Error(p)
 	}
+}
+
+// TestShapeChecksCatch makes sure the checks the goldens and fuzz targets
+// rely on see what an upstream would refuse.
+func TestShapeChecksCatch(t *testing.T) {
+	shapes := map[string]clientShape{}
+	for _, s := range clientShapes() {
+		shapes[s.name] = s
+	}
+	tests := []struct {
+		name, shape, body string
+	}{
+		{"chat tool call unanswered", "chat", `{"model":"m","messages":[{"role":"user","content":"a"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"c2","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"x"}]}`},
+		{"chat tool message without its call", "chat", `{"model":"m","messages":[{"role":"user","content":"a"},{"role":"tool","tool_call_id":"c1","content":"x"}]}`},
+		{"chat opens with the assistant", "chat", `{"model":"m","messages":[{"role":"system","content":"s"},{"role":"assistant","content":"a"},{"role":"user","content":"b"}]}`},
+		{"chat unknown role", "chat", `{"model":"m","messages":[{"role":"user","content":"a"},{"role":"function","content":"b"}]}`},
+		{"responses call without output", "responses", `{"model":"m","input":[{"role":"user","content":"a"},{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"}]}`},
+		{"responses output without call", "responses", `{"model":"m","input":[{"role":"user","content":"a"},{"type":"function_call_output","call_id":"c1","output":"x"}]}`},
+		{"responses reasoning without its following item", "responses", `{"model":"m","input":[{"role":"user","content":"a"},{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"e"},{"role":"user","content":"b"}]}`},
+		{"gemini call unanswered", "gemini", `{"contents":[{"role":"user","parts":[{"text":"a"}]},{"role":"model","parts":[{"functionCall":{"id":"c1","name":"f","args":{}}}]},{"role":"user","parts":[{"text":"b"}]}]}`},
+		{"gemini two user turns", "gemini", `{"contents":[{"role":"user","parts":[{"text":"a"}]},{"role":"user","parts":[{"text":"b"}]}]}`},
+		{"gemini response to no call", "gemini", `{"contents":[{"role":"user","parts":[{"text":"a"}]},{"role":"model","parts":[{"text":"b"}]},{"role":"user","parts":[{"functionResponse":{"id":"c9","name":"f","response":{}}}]}]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if c := shapes[tt.shape].conversation([]byte(tt.body)); len(c.Problems) == 0 {
+				t.Errorf("%s conversation(%s) found no problem", tt.shape, tt.body)
+			}
+		})
+	}
+	t.Run("signature altered or foreign", func(t *testing.T) {
+		in := map[string]string{"call c1": "sig-1", "call c2": "", "text hi": "sig-t"}
+		for _, out := range []map[string]string{
+			{"call c1": "sig-2"},
+			{"call c1": ""},
+			{"call c3": "sig-3"},
+			{"text hi": gemini.SkipSignatureValidator},
+		} {
+			if len(opaqueProblems(in, out)) == 0 {
+				t.Errorf("opaqueProblems(%v, %v) found no problem", in, out)
+			}
+		}
+		if p := opaqueProblems(in, map[string]string{"call c1": "sig-1", "call c2": gemini.SkipSignatureValidator}); len(p) > 0 {
+			t.Errorf("a kept signature and the documented skip value: %q", p)
+		}
+	})
+	t.Run("kept round changed", func(t *testing.T) {
+		in := []shapeRound{
+			{Calls: []shapeCall{{ID: "c1", Name: "f", Args: "{}"}}, Results: map[string]string{"c1": "old"}},
+			{Calls: []shapeCall{{ID: "c2", Name: "f", Args: `{"a":1}`}}, Results: map[string]string{"c2": strings.Repeat("x", 500)}},
+		}
+		for _, out := range [][]shapeRound{
+			{{Calls: []shapeCall{{ID: "c2", Name: "f", Args: `{"a":2}`}}, Results: map[string]string{"c2": in[1].Results["c2"]}}},
+			{{Calls: in[1].Calls, Results: map[string]string{"c2": "x"}}},
+			{in[0]},
+		} {
+			if len(keptRoundProblems(in, out)) == 0 {
+				t.Errorf("keptRoundProblems(%v, %v) found no problem", in, out)
+			}
+		}
+		ok := []shapeRound{{Calls: in[1].Calls, Results: map[string]string{"c2": "xxx\n...[truncated 497 chars]"}}}
+		if p := keptRoundProblems(in, ok); len(p) > 0 {
+			t.Errorf("a compressed result of the last round: %q", p)
+		}
+	})
 }
