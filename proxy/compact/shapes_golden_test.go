@@ -66,7 +66,7 @@ func TestShapeGolden(t *testing.T) {
 				if err != nil {
 					t.Fatalf("second pass: %v", err)
 				}
-				if c1, c2 := canonicalJSON(once), canonicalJSON(twice); c1 != c2 {
+				if c1, c2 := s.canonicalOf(once), s.canonicalOf(twice); c1 != c2 {
 					t.Errorf("applied twice differs from once (not idempotent):\nonce:  %.2000s\ntwice: %.2000s", c1, c2)
 				}
 				checkShapeOutput(t, s, body, once, goldenKeepRounds)
