@@ -132,7 +132,9 @@ func FuzzResponsesCompaction(f *testing.F) {
 
 func FuzzGeminiCompaction(f *testing.F) {
 	addShapeSeeds(f, "gemini")
-	f.Fuzz(func(t *testing.T, data []byte) { checkShapeRoundTrip(t, shapeByName(t, "gemini"), data, generateGemini) })
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkShapeRoundTrip(t, shapeByName(t, "gemini"), data, generateGemini)
+	})
 }
 
 // checkShapeRoundTrip runs one fuzz input through the round trip and checks
