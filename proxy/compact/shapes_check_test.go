@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"longhaul/proxy/anthropic"
@@ -304,6 +305,27 @@ func chatConversation(body []byte) conversation {
 	return c
 }
 
+// responsesOutputText is a function_call_output's output as text: a
+// string, or its input_text parts joined by newlines. Its images are left
+// out: the compressor may replace one (not in the last message) with a text
+// note, which compressedFrom recognises.
+func responsesOutputText(raw json.RawMessage) string {
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &parts) != nil {
+		return contentText(raw)
+	}
+	var texts []string
+	for _, p := range parts {
+		if p.Type == "input_text" {
+			texts = append(texts, p.Text)
+		}
+	}
+	return strings.Join(texts, "\n")
+}
+
 // responsesItem is the part of a Responses input item the checks read
 // (openai-node ResponseInputItem: EasyInputMessage, ResponseFunctionToolCall,
 // FunctionCallOutput, ResponseReasoningItem).
@@ -400,7 +422,7 @@ func responsesConversation(body []byte) conversation {
 			case answered[it.CallID]:
 				c.problem("item %d: call_id %s answered twice", i, it.CallID)
 			default:
-				c.Rounds[r].Results[it.CallID] = contentText(it.Output)
+				c.Rounds[r].Results[it.CallID] = responsesOutputText(it.Output)
 			}
 			answered[it.CallID] = true
 			open = -1
@@ -598,9 +620,15 @@ func geminiResult(raw json.RawMessage) string {
 	return canonicalJSON(raw)
 }
 
-// compressedFrom reports whether out is in, shortened by the tool-result
-// compressor (each of its rewrites leaves a note saying so).
+// compressedFrom reports whether out is in as the tool-result compressor
+// leaves it: shortened with a note saying so, or with an image's note where
+// the image was (a Chat tool message holds only its text, so there the note
+// is appended to the text).
 func compressedFrom(in, out string) bool {
+	out = imageNote.ReplaceAllString(out, "")
+	if out == in {
+		return true
+	}
 	if len(out) >= len(in) {
 		return false
 	}
@@ -611,6 +639,11 @@ func compressedFrom(in, out string) bool {
 	}
 	return false
 }
+
+// imageNote is the compressor's stand-in for a removed image
+// (compact/toolresult.go imageReplacement), with the newline a join puts
+// before it.
+var imageNote = regexp.MustCompile(`\n?\[image removed by Longhaul to save context: [^\]]*\]`)
 
 // keptRoundProblems checks that out's tool rounds are the newest rounds of
 // in, as they were: the same calls with the same arguments, ids and
