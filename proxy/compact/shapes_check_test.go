@@ -209,7 +209,7 @@ func chatToolText(raw json.RawMessage) string {
 }
 
 // chatMessage is the part of a Chat Completions message the checks read
-// (openai-node ChatCompletionMessageParam).
+// (openai-node ChatCompletionMessageParam, as proxy/openai reads it).
 type chatMessage struct {
 	Role       string          `json:"role"`
 	Content    json.RawMessage `json:"content"`
@@ -328,7 +328,7 @@ func responsesOutputText(raw json.RawMessage) string {
 
 // responsesItem is the part of a Responses input item the checks read
 // (openai-node ResponseInputItem: EasyInputMessage, ResponseFunctionToolCall,
-// FunctionCallOutput, ResponseReasoningItem).
+// FunctionCallOutput, ResponseReasoningItem, as proxy/openai reads them).
 type responsesItem struct {
 	Type             string          `json:"type"`
 	Role             string          `json:"role"`
@@ -346,7 +346,9 @@ type responsesItem struct {
 // for function call output with call_id"), a function_call without its
 // output ("No tool output found for function call"), and a reasoning item
 // without the item that followed it when it was issued ("Item 'rs_…' of type
-// 'reasoning' was provided without its required following item").
+// 'reasoning' was provided without its required following item"). The three
+// messages are verified in the API's 400s quoted in issue threads
+// (continuedev/continue#10092, cloudflare/agents#477, openai-node#1567).
 func responsesConversation(body []byte) conversation {
 	c := conversation{Opaque: map[string]string{}}
 	var req struct {
@@ -462,7 +464,9 @@ type geminiPart struct {
 
 // geminiConversation reads a generateContent request. Gemini refuses roles
 // other than user and model, an empty turn, and (with thinking on) a
-// function call without the thought signature it was issued with; the
+// function call without the thought signature it was issued with, which must
+// come back on the very part it came on, the first call of parallel calls
+// (verified in ai.google.dev/gemini-api/docs/thought-signatures); the
 // proxy's translation relies on a model turn's calls being answered in the
 // user turn right after it. A call without an id (Gemini CLI sends none) is
 // named as proxy/gemini names it: the ids are read back from the Messages
