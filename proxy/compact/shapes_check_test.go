@@ -97,8 +97,9 @@ func clientShapes() []clientShape {
 // proxy/forward.go upstreamBody): into Messages, through a pipeline with a
 // signature cache and both repairs on, and back into the client's protocol.
 // The translation back always runs, even when nothing changed (the proxy then
-// forwards the client's bytes): a translated request must be a fixed point
-// of the round trip, or the next request's prefix would differ.
+// forwards the client's bytes), so that running a result through again —
+// the idempotence check of the goldens and fuzz targets — tests the
+// translations as well as the layers.
 func compactClient(s clientShape, o compact.Options, client []byte) ([]byte, compact.Result, error) {
 	messages, err := s.toMessages(client)
 	if err != nil {
@@ -107,7 +108,7 @@ func compactClient(s clientShape, o compact.Options, client []byte) ([]byte, com
 	sigs := sigcache.New(sigcache.Options{})
 	o.Signatures = sigs
 	o.Repair = compact.RepairOptions{Recover: true, CrossModel: true}
-	model := string(anthropic.Unquote(anthropic.MemberValue(messages, "model")))
+	model := anthropic.Unquote(anthropic.MemberValue(messages, "model"))
 	res, err := compact.NewPipeline(o).Run(context.Background(), compact.Input{
 		Body: messages, Session: "shapes", NoThinking: !compact.SupportsThinking(model),
 	})
