@@ -174,10 +174,7 @@ func checkShapeRoundTrip(t *testing.T, s clientShape, data []byte, generate func
 	for _, p := range oc.Problems {
 		probs = append(probs, "output: "+p)
 	}
-	known := knownShapeBug(s.name, body)
-	if !known {
-		probs = append(probs, keptRoundProblems(in.Rounds, oc.Rounds)...)
-	}
+	probs = append(probs, keptRoundProblems(in.Rounds, oc.Rounds)...)
 	if want := min(o.KeepToolRounds, len(in.Rounds)); !forked && len(oc.Rounds) < want {
 		probs = append(probs, fmt.Sprintf("%d tool rounds kept of %d; want at least %d", len(oc.Rounds), len(in.Rounds), want))
 	}
@@ -185,7 +182,7 @@ func checkShapeRoundTrip(t *testing.T, s clientShape, data []byte, generate func
 	if again, _, err := compactClient(s, o, body); err != nil || !bytes.Equal(again, out) {
 		probs = append(probs, fmt.Sprintf("not deterministic (%v): %s", err, firstDifference(out, again)))
 	}
-	if !forked && !known { // a fork run again is summarised again: it is not a fixed point
+	if !forked { // a fork run again is summarised again: it is not a fixed point
 		twice, _, err := compactClient(s, o, out)
 		if err != nil {
 			probs = append(probs, fmt.Sprintf("second pass: %v", err))
