@@ -325,7 +325,7 @@ func refuseRedirect(*http.Request, []*http.Request) error { return http.ErrUseLa
 // sendTranslated sends a Messages request to an account of another protocol, as the proxy's
 // attempts do (translated, to the account's own origin), and returns the reply as Messages.
 func sendTranslated(ctx context.Context, client *http.Client, acct pool.Account, up upstreamProtocol, model string, messages []byte) (int, http.Header, []byte, error) {
-	uc := &upstreamCall{route: "messages", model: model}
+	uc := &upstreamCall{route: "messages", model: model, baseURL: acct.BaseURL}
 	body, err := up.fromMessages(messages, uc)
 	if err != nil {
 		return 0, nil, nil, fmt.Errorf("translate the summary call: %w", err)

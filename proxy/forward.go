@@ -165,7 +165,7 @@ func (s *Server) tryAccounts(w http.ResponseWriter, r *http.Request, cfg *Config
 		}
 		up := upstreamFor(acct.KindOf())
 		att := Attempt{AccountID: acct.ID, AccountName: acct.Name(), Start: s.now()}
-		uc := &upstreamCall{route: "messages", stream: ex.Stream, model: ex.Model}
+		uc := &upstreamCall{route: "messages", stream: ex.Stream, model: ex.Model, baseURL: acct.BaseURL}
 		if c.op == opCount {
 			uc.route = "count_tokens"
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"longhaul/proxy/openai"
@@ -53,7 +55,9 @@ type chatUpstream struct{}
 
 func (chatUpstream) kind() string { return pool.KindOpenAI }
 func (chatUpstream) fromMessages(messages []byte, c *upstreamCall) ([]byte, error) {
-	body, err := openai.ChatRequestFromAnthropic(messages, openai.ChatRequestOptions{})
+	// OpenAI itself reads max_completion_tokens (its reasoning models refuse max_tokens);
+	// compatible servers (DeepSeek, OpenRouter, Ollama, vLLM…) document max_tokens.
+	body, err := openai.ChatRequestFromAnthropic(messages, openai.ChatRequestOptions{LegacyMaxTokens: !officialOpenAI(c.baseURL)})
 	if err != nil || !withoutReasoning(c.model) {
 		return body, err
 	}
@@ -76,3 +80,9 @@ func (chatUpstream) errorToMessages(status int, body []byte) (string, string) {
 	return openai.ChatErrorToAnthropic(status, body)
 }
 func (chatUpstream) retryDelay([]byte) time.Duration { return 0 }
+
+// officialOpenAI reports whether a base URL is OpenAI's own API.
+func officialOpenAI(baseURL string) bool {
+	u, err := url.Parse(strings.TrimSpace(baseURL))
+	return err == nil && strings.EqualFold(u.Hostname(), "api.openai.com")
+}

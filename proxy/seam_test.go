@@ -467,7 +467,9 @@ func TestAnthropicClientThroughChatUpstream(t *testing.T) {
 		t.Fatalf("status %d; want two parallel tool_use blocks: %s", resp.StatusCode, body)
 	}
 	up := s.chat.Requests()[0]
-	if up.Path != "/v1/chat/completions" || up.Header.Get("Authorization") != "Bearer "+chatSecret || !strings.Contains(string(up.Body), `"include_usage":true`) {
+	// A compatible server (not api.openai.com) reads max_tokens, as DeepSeek, Ollama and vLLM document.
+	if up.Path != "/v1/chat/completions" || up.Header.Get("Authorization") != "Bearer "+chatSecret || !strings.Contains(string(up.Body), `"include_usage":true`) ||
+		!strings.Contains(string(up.Body), `"max_tokens":256`) {
 		t.Errorf("upstream got %s (authorization %q): %s", up.Path, up.Header.Get("Authorization"), up.Body)
 	}
 	turn2 := `{"model":"deepseek-chat","max_tokens":256,"tools":` + tools + `,"messages":[{"role":"user","content":"Read a.go and b.go"},
@@ -658,5 +660,16 @@ func TestRefusedRequestsAreRecordedWithoutTheirBody(t *testing.T) {
 	resp, _ = s.post(t, "/v1beta/models/gemini-2.5-pro:embedContent", `{}`, "Content-Type", "application/json", "X-Goog-Api-Key", "local-client-key")
 	if ex := s.obs.last(t); resp.StatusCode != 404 || ex.Status != 404 || ex.ClientProtocol != ProtocolGemini {
 		t.Errorf("unknown Gemini method: %d, record %+v", resp.StatusCode, ex)
+	}
+}
+
+func TestOfficialOpenAIGetsMaxCompletionTokens(t *testing.T) {
+	for _, tt := range []struct {
+		base string
+		want bool
+	}{{"https://api.openai.com/v1", true}, {"https://API.openai.com/v1/", true}, {"https://api.deepseek.com/v1", false}, {"http://localhost:11434/v1", false}} {
+		if got := officialOpenAI(tt.base); got != tt.want {
+			t.Errorf("officialOpenAI(%q) = %v; want %v", tt.base, got, tt.want)
+		}
 	}
 }

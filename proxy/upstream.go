@@ -53,6 +53,8 @@ type upstreamCall struct {
 	sigs *sigcache.Cache
 	// translated: the Messages request was translated from another protocol's.
 	translated bool
+	// baseURL is the account's, for what differs between servers of one protocol.
+	baseURL string
 }
 
 // upstreamFor is the protocol of an account kind.
