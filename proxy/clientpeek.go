@@ -28,6 +28,8 @@ type clientPeek struct {
 	// saved-to-a-file notice in a tool result, or reasoning of any kind (signature repair).
 	maxToolResult int
 	engine        bool
+	// tools and toolBytes are the tool definitions' count and size (the tool inventory).
+	tools, toolBytes int
 }
 
 // peekOpenAI reads a Chat Completions body (messages) or a Responses body (instructions,
@@ -62,6 +64,8 @@ func peekOpenAI(body []byte) (clientPeek, error) {
 			second = v
 		case "reasoning_effort", "reasoning":
 			p.engine = true
+		case "tools":
+			p.countTools(v)
 		}
 		return ve, nil
 	})
@@ -139,6 +143,14 @@ func peekGemini(body []byte) (clientPeek, error) {
 			if bytes.Contains(body[vi:ve], []byte("hinking")) { // thinkingConfig, thinking_config
 				p.engine = true
 			}
+		case "tools":
+			// Gemini's tools hold functionDeclarations lists: count the declarations.
+			anthropic.EachElement(body[vi:ve], func(tool []byte) error { //nolint:errcheck // validated by the walk
+				p.countTools(anthropic.MemberValue(tool, "functionDeclarations"))
+				p.countTools(anthropic.MemberValue(tool, "function_declarations"))
+				return nil
+			})
+			p.toolBytes = ve - vi
 		}
 		return ve, nil
 	})
@@ -177,6 +189,18 @@ func (p *clientPeek) walkGeminiContents(b []byte, i int, first *[]byte) (int, er
 		}
 		return ce, nil
 	})
+}
+
+// countTools adds the elements of a tools array.
+func (p *clientPeek) countTools(arr []byte) {
+	if len(arr) == 0 || arr[0] != '[' {
+		return
+	}
+	anthropic.EachElement(arr, func([]byte) error { //nolint:errcheck // validated by the walk
+		p.tools++
+		return nil
+	})
+	p.toolBytes += len(arr)
 }
 
 // walkTop walks the body, which must be one JSON object and nothing more; fn gets each

@@ -50,6 +50,12 @@ type Exchange struct {
 	Signatures        []string
 	ToolUseIDs        []string
 	ToolUseSignatures []string
+	// Tools is how many tool definitions the request offered and ToolTokens about how many
+	// tokens they take (they are sent on every turn); ToolsCalled the tools the reply called,
+	// in order (the tool inventory).
+	Tools       int
+	ToolTokens  int
+	ToolsCalled []string
 
 	// Context pressure and compaction, for /v1/messages (zero elsewhere).
 	// Tokens are calibrated estimates; Pressure* are tokens / ContextLimit.

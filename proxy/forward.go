@@ -48,6 +48,8 @@ type call struct {
 	// context window when the request was screened without translating it.
 	session string
 	limit   int
+	// tools and toolBytes are the tool definitions' count and size in the client's own body.
+	tools, toolBytes int
 	// lazy is the Messages translation of a request screened without it, made when an
 	// account of another protocol takes it (at most once per request).
 	lazy     *requestBody
@@ -605,6 +607,9 @@ func (s *Server) inbound(w http.ResponseWriter, r *http.Request, cfg *Config, co
 	if messages != nil {
 		c.messages = messages.buf
 		ex.Model, ex.SessionID = peek.Model, peek.SessionID(messages.buf)
+		ex.Tools, ex.ToolTokens = peek.Tools, toolTokens(peek.ToolsSpan.End-peek.ToolsSpan.Start)
+	} else {
+		ex.Tools, ex.ToolTokens = c.tools, toolTokens(c.toolBytes)
 	}
 	if !pivot {
 		ex.SessionID = c.session
@@ -630,7 +635,7 @@ func (s *Server) inboundForeign(r *http.Request, comp *compactor, c *call, clien
 		c.tr.model = cp.model
 	}
 	c.tr.stream = c.tr.stream || cp.stream
-	c.session = cp.session
+	c.session, c.tools, c.toolBytes = cp.session, cp.tools, cp.toolBytes
 	if c.op == opGenerate && c.proto.lazy() && comp != nil {
 		if limit, ok := comp.untouchedForeign(client.buf, cp, c.tr.model, r); ok {
 			c.limit = limit
@@ -638,6 +643,13 @@ func (s *Server) inboundForeign(r *http.Request, comp *compactor, c *call, clien
 		}
 	}
 	return s.translateInbound(r, c, client)
+}
+
+// toolTokens is about how many tokens n bytes of tool definitions take: JSON schemas are
+// ASCII, about 4 characters a token, with the estimator's margin. Read from the size alone,
+// so it costs nothing per request.
+func toolTokens(n int) int {
+	return int(float64(n) / 4 * (1 + compact.DefaultMargin))
 }
 
 // translateInbound translates a client's request into Messages and peeks at the result.

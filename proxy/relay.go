@@ -335,6 +335,7 @@ func (t *streamTap) upstreamError() bool { return t.facts.Error != nil }
 func recordReply(ex *Exchange, f *anthropic.ReplyFacts) {
 	ex.Usage, ex.StopReason = Usage(f.Usage), f.StopReason
 	ex.Signatures, ex.ToolUseIDs, ex.ToolUseSignatures = f.Signatures, f.ToolUseIDs, f.ToolUseSignatures
+	ex.ToolsCalled = f.ToolUseNames
 	if f.Error != nil {
 		ex.ErrorType, ex.ErrorMessage = f.Error.Type, f.Error.Message
 	}

@@ -673,3 +673,20 @@ func TestOfficialOpenAIGetsMaxCompletionTokens(t *testing.T) {
 		}
 	}
 }
+
+func TestToolInventoryIsRecorded(t *testing.T) {
+	s := newSeam(t, Config{}, pool.KindAnthropic, pool.KindOpenAI)
+	s.anthropic.Enqueue(proxytest.Reply{Message: &proxytest.Message{Content: []proxytest.Block{
+		proxytest.ToolUse("toolu_1", "read_file", `{"path":"a.go"}`)}, StopReason: "tool_use"}})
+	tools := `[{"name":"read_file","input_schema":{"type":"object"}},{"name":"write_file","input_schema":{"type":"object"}},{"name":"run","input_schema":{"type":"object"}}]`
+	resp, body := s.post(t, "/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":64,"tools":`+tools+`,"messages":[{"role":"user","content":"go"}]}`, "Content-Type", "application/json")
+	ex := s.obs.last(t)
+	if resp.StatusCode != 200 || ex.Tools != 3 || ex.ToolTokens <= 0 || len(ex.ToolsCalled) != 1 || ex.ToolsCalled[0] != "read_file" {
+		t.Errorf("status %d %s: tools %d (%d tokens), called %v; want 3 offered, read_file called", resp.StatusCode, body, ex.Tools, ex.ToolTokens, ex.ToolsCalled)
+	}
+	chatTools := `[{"type":"function","function":{"name":"a","parameters":{"type":"object"}}},{"type":"function","function":{"name":"b","parameters":{"type":"object"}}}]`
+	s.post(t, "/v1/chat/completions", `{"model":"gpt-4o","tools":`+chatTools+`,"messages":[{"role":"user","content":"go"}]}`, "Content-Type", "application/json")
+	if ex := s.obs.last(t); ex.Tools != 2 || ex.ToolTokens <= 0 {
+		t.Errorf("a Chat request read without translating: tools %d (%d tokens); want 2", ex.Tools, ex.ToolTokens)
+	}
+}

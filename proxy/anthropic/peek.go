@@ -14,8 +14,11 @@ type Peek struct {
 	// Where things are in the body, so the proxy can splice (a mapped model)
 	// or hash (a session without user id) without decoding the rest.
 	ModelSpan, SystemSpan, FirstMessageSpan Span
-	// ThinkingSpan is the top-level thinking config.
+	// ThinkingSpan is the top-level thinking config; ToolsSpan the tool definitions and
+	// Tools how many there are (the monitor's tool inventory).
 	ThinkingSpan Span
+	ToolsSpan    Span
+	Tools        int
 	// Messages describes the content blocks, so the proxy can tell a request
 	// the compaction engine would leave alone without parsing it twice.
 	Messages MessageStats
@@ -112,6 +115,17 @@ func peek(s *scanner) (Peek, error) {
 			start := s.i
 			err := s.value(1)
 			p.ThinkingSpan = Span{start, s.i}
+			return err
+		case "tools":
+			start := s.i
+			if !s.more() || s.b[s.i] != '[' {
+				return s.value(1)
+			}
+			err := s.arrayEach(1, func() error {
+				p.Tools++
+				return s.value(2)
+			})
+			p.ToolsSpan = Span{start, s.i}
 			return err
 		case "stream":
 			switch {

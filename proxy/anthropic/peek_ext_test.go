@@ -19,6 +19,9 @@ func TestPeekRequestLarge(t *testing.T) {
 	if err != nil || anthropic.Fields(p) != want {
 		t.Fatalf("PeekRequest = %+v, %v; want %+v", p, err, want)
 	}
+	if tools := p.ToolsSpan.Of(body); p.Tools != 25 || !strings.HasPrefix(string(tools), `[{"description"`) || !strings.HasSuffix(string(tools), "}]") {
+		t.Errorf("tools = %d in %.60q…; want ClaudeCodeRequest's 25 definitions", p.Tools, tools)
+	}
 	if got := string(p.FirstMessageSpan.Of(body)); !strings.HasPrefix(got, `{"role":"user"`) || !strings.HasSuffix(got, "}") {
 		t.Errorf("first message span = %q", got)
 	}

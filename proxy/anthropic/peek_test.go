@@ -142,8 +142,8 @@ func checkPeek(t testing.TB, body []byte, cuts []int) {
 
 // fields drops the spans, for comparing what was read.
 func fields(p Peek) Peek {
-	p.ModelSpan, p.SystemSpan, p.FirstMessageSpan, p.ThinkingSpan = Span{}, Span{}, Span{}, Span{}
-	p.Messages = MessageStats{}
+	p.ModelSpan, p.SystemSpan, p.FirstMessageSpan, p.ThinkingSpan, p.ToolsSpan = Span{}, Span{}, Span{}, Span{}, Span{}
+	p.Messages, p.Tools = MessageStats{}, 0
 	return p
 }
 

@@ -38,6 +38,8 @@ type ReplyFacts struct {
 	Signatures        []string
 	ToolUseIDs        []string
 	ToolUseSignatures []string
+	// ToolUseNames[i] is the name of the tool ToolUseIDs[i] called.
+	ToolUseNames []string
 	// Stopped reports message_stop: the stream ended as the API ends one.
 	Stopped bool
 	// Error is the stream's error event, nil when none came (its fields are
@@ -46,12 +48,13 @@ type ReplyFacts struct {
 }
 
 // toolUse records a tool_use block and the signature in effect when it opened.
-func (f *ReplyFacts) toolUse(id string) {
+func (f *ReplyFacts) toolUse(id, name string) {
 	sig := ""
 	if n := len(f.Signatures); n > 0 {
 		sig = f.Signatures[n-1]
 	}
 	f.ToolUseIDs = append(f.ToolUseIDs, id)
+	f.ToolUseNames = append(f.ToolUseNames, name)
 	f.ToolUseSignatures = append(f.ToolUseSignatures, sig)
 }
 
@@ -98,12 +101,12 @@ func (f *ReplyFacts) messageStart(data []byte) {
 
 func (f *ReplyFacts) blockStart(data []byte) bool {
 	var v struct {
-		Block struct{ Type, ID string } `json:"content_block"`
+		Block struct{ Type, ID, Name string } `json:"content_block"`
 	}
 	if json.Unmarshal(data, &v) != nil || v.Block.Type != "tool_use" {
 		return false
 	}
-	f.toolUse(v.Block.ID)
+	f.toolUse(v.Block.ID, v.Block.Name)
 	return true
 }
 
@@ -140,7 +143,7 @@ func (f *ReplyFacts) Body(body []byte) bool {
 		StopReason string `json:"stop_reason"`
 		Usage      Usage  `json:"usage"`
 		Content    []struct {
-			Type, ID, Signature string
+			Type, ID, Name, Signature string
 		} `json:"content"`
 	}
 	if json.Unmarshal(body, &v) != nil {
@@ -152,7 +155,7 @@ func (f *ReplyFacts) Body(body []byte) bool {
 		case c.Type == "thinking" && c.Signature != "":
 			f.Signatures = append(f.Signatures, c.Signature)
 		case c.Type == "tool_use":
-			f.toolUse(c.ID)
+			f.toolUse(c.ID, c.Name)
 		}
 	}
 	return true

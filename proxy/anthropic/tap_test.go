@@ -37,9 +37,9 @@ func TestReplyFactsEvent(t *testing.T) {
 			{"message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":87}}`}},
 			ReplyFacts{Usage: Usage{1200, 87, 900, 40}, StopReason: "end_turn"}},
 		{"a tool_use pairs with the signature before it", []event{sigEv("s1"), toolEv("t1"), sigEv("s2"), toolEv("t2")},
-			ReplyFacts{Signatures: []string{"s1", "s2"}, ToolUseIDs: []string{"t1", "t2"}, ToolUseSignatures: []string{"s1", "s2"}}},
+			ReplyFacts{Signatures: []string{"s1", "s2"}, ToolUseIDs: []string{"t1", "t2"}, ToolUseSignatures: []string{"s1", "s2"}, ToolUseNames: []string{"Read", "Read"}}},
 		{"a tool_use before any signature pairs with none", []event{toolEv("t1")},
-			ReplyFacts{ToolUseIDs: []string{"t1"}, ToolUseSignatures: []string{""}}},
+			ReplyFacts{ToolUseIDs: []string{"t1"}, ToolUseSignatures: []string{""}, ToolUseNames: []string{"Read"}}},
 		{"text that mentions tool_use and signature_delta is not a block", []event{
 			{"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":"\"tool_use\""}}`},
 			{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"\"signature_delta\""}}`}},
@@ -99,10 +99,10 @@ func TestReplyFactsBody(t *testing.T) {
 			`{"content":[{"type":"thinking","thinking":"x","signature":"s1"},{"type":"text","text":"y"},{"type":"tool_use","id":"t1","name":"Read","input":{}}],` +
 				`"stop_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":5}}`,
 			ReplyFacts{Usage: Usage{InputTokens: 10, OutputTokens: 5}, StopReason: "tool_use",
-				Signatures: []string{"s1"}, ToolUseIDs: []string{"t1"}, ToolUseSignatures: []string{"s1"}}, true},
+				Signatures: []string{"s1"}, ToolUseIDs: []string{"t1"}, ToolUseSignatures: []string{"s1"}, ToolUseNames: []string{"Read"}}, true},
 		{"thinking without a signature is skipped",
 			`{"content":[{"type":"thinking","thinking":"x"},{"type":"tool_use","id":"t1"}],"stop_reason":"tool_use"}`,
-			ReplyFacts{StopReason: "tool_use", ToolUseIDs: []string{"t1"}, ToolUseSignatures: []string{""}}, true},
+			ReplyFacts{StopReason: "tool_use", ToolUseIDs: []string{"t1"}, ToolUseSignatures: []string{""}, ToolUseNames: []string{""}}, true},
 		{"a body that is not a reply is ignored", `{"stop_reason":"end_turn","usage":"many"}`, ReplyFacts{}, false},
 		{"a truncated body is ignored", `{"stop_reason":"end_turn","usage":{"input_tok`, ReplyFacts{}, false},
 	}

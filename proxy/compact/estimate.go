@@ -133,6 +133,10 @@ func (e Estimator) Block(b anthropic.Block) float64 {
 
 // textTokens counts the tokens of raw JSON text by character class. Escapes
 // count as the characters they are written with, a slight over-count.
+// ToolTokens estimates the tokens of tool definitions (their raw JSON), with the safety
+// margin, as the engine counts them in a request.
+func (e Estimator) ToolTokens(raw []byte) int { return e.WithMargin(textTokens(raw)) }
+
 func textTokens(b []byte) float64 {
 	var latin, cjk, wide int
 	i := 0
