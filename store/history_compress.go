@@ -15,14 +15,15 @@ var flateWriters = sync.Pool{New: func() any {
 	return w
 }}
 
-// Stored bodies start with a format byte. Small bodies are kept raw: DEFLATE's block headers
-// and Huffman tables cost more than they save below about a kilobyte, and building them
-// dominated the writer's time at small sizes.
+// Stored bodies start with a format byte. Small bodies are kept raw: DEFLATE builds its
+// Huffman tables for every body, 20–40 µs whatever the size below a few kilobytes
+// (BenchmarkWriteSmallExchanges: it was the largest cost of a ~1 KB exchange, more than its
+// rows), while what it saves on such a body is a kilobyte or two.
 const (
 	bodyRaw     = 0
 	bodyDeflate = 1
 	// minCompress is the size from which a body is compressed.
-	minCompress = 1024
+	minCompress = 4 << 10
 )
 
 func compress(b []byte) ([]byte, error) {
