@@ -171,18 +171,19 @@ func (m *bodyMemory) remember(key string, b *lastBody) {
 // bodyWriter stores bodies inside one WriteExchanges transaction. Ids it learns enter the
 // shared memory only when the transaction commits (commit), since a rollback unmakes them.
 type bodyWriter struct {
-	mem            *bodyMemory
-	tx             *sql.Tx
-	lookup, insert *sql.Stmt
-	genChecked     bool
-	learnt         map[chunkHash]int64
-	sessions       map[string]*lastBody
-	order          []string
+	mem                 *bodyMemory
+	tx                  *sql.Tx
+	lookup, insert, gen *sql.Stmt
+	genChecked          bool
+	learnt              map[chunkHash]int64
+	sessions            map[string]*lastBody
+	order               []string
 }
 
 const (
-	lookupChunk = `SELECT id FROM body_chunks WHERE hash = ?`
-	insertChunk = `INSERT INTO body_chunks (hash, size, data) VALUES (?, ?, ?) RETURNING id`
+	lookupChunk     = `SELECT id FROM body_chunks WHERE hash = ?`
+	insertChunk     = `INSERT INTO body_chunks (hash, size, data) VALUES (?, ?, ?) RETURNING id`
+	sweepGeneration = `SELECT gen FROM body_sweep`
 )
 
 func newBodyWriter(ctx context.Context, tx *sql.Tx, mem *bodyMemory) (*bodyWriter, error) {
@@ -193,6 +194,7 @@ func newBodyWriter(ctx context.Context, tx *sql.Tx, mem *bodyMemory) (*bodyWrite
 	}{
 		{&w.lookup, lookupChunk},
 		{&w.insert, insertChunk},
+		{&w.gen, sweepGeneration},
 	} {
 		stmt, err := mem.prepared(ctx, tx, p.text)
 		if err != nil {
@@ -205,7 +207,7 @@ func newBodyWriter(ctx context.Context, tx *sql.Tx, mem *bodyMemory) (*bodyWrite
 }
 
 func (w *bodyWriter) close() {
-	for _, s := range []*sql.Stmt{w.lookup, w.insert} {
+	for _, s := range []*sql.Stmt{w.lookup, w.insert, w.gen} {
 		if s != nil {
 			s.Close() //nolint:errcheck // closing a prepared statement of a finished tx
 		}
@@ -219,7 +221,7 @@ func (w *bodyWriter) checkGeneration(ctx context.Context) error {
 		return nil
 	}
 	var gen int64
-	if err := w.tx.QueryRowContext(ctx, `SELECT gen FROM body_sweep`).Scan(&gen); err != nil {
+	if err := w.gen.QueryRowContext(ctx).Scan(&gen); err != nil {
 		return fmt.Errorf("sweep generation: %w", err)
 	}
 	if gen != w.mem.gen {

@@ -139,10 +139,8 @@ func redactExchange(e *Exchange, r *Redactor) {
 	}
 }
 
-// upsertExchange is the row write. A finished record replaces the started one in place, so
-// the row keeps its seq (and a paging cursor never sees it twice); a started record arriving
-// after its finished one (two writers racing at shutdown) changes nothing.
-const upsertExchange = `INSERT INTO exchanges (
+// exchangeColumns are the columns of a row write, bound in this order (exchangeWriter.write).
+const exchangeColumns = `(
 	id, state, route, method, path, user_agent, remote_addr, session_id, model, model_sent, stream,
 	account_id, account_name, start_ns, first_byte_ns, end_ns, duration_ns, ttfb_ns,
 	status, error_type, error_message, stream_outcome, stop_reason,
@@ -150,7 +148,19 @@ const upsertExchange = `INSERT INTO exchanges (
 	context_limit, tokens_before, tokens_after, pressure_before, pressure_after,
 	layers, tokens_saved, signature_recoveries, cross_model_dropped, signatures, tool_use_ids,
 	bytes_in, bytes_out, has_bodies, bodies_truncated)
-VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+
+// insertExchange writes a row the table does not hold yet, which is most of them: a request
+// that started and finished within one batch is written once, finished. Its seq is the
+// statement's last insert id. It is tried first because it costs a third less than the
+// upsert (no RETURNING, no statement journal), and a row that exists already (its started
+// record was written by an earlier batch) changes nothing and falls to the upsert.
+const insertExchange = `INSERT OR IGNORE INTO exchanges ` + exchangeColumns
+
+// upsertExchange is the row write. A finished record replaces the started one in place, so
+// the row keeps its seq (and a paging cursor never sees it twice); a started record arriving
+// after its finished one (two writers racing at shutdown) changes nothing.
+const upsertExchange = `INSERT INTO exchanges ` + exchangeColumns + `
 ON CONFLICT (id) DO UPDATE SET
 	state=excluded.state, route=excluded.route, method=excluded.method, path=excluded.path,
 	user_agent=excluded.user_agent, remote_addr=excluded.remote_addr, session_id=excluded.session_id,
@@ -197,8 +207,17 @@ func (st *Store) WriteExchanges(ctx context.Context, batch []Exchange) error {
 	}
 	defer w.close()
 	w.redactor = st.redactor
+	// The statements run without ctx's cancellation, which is checked between exchanges
+	// instead: given a context that can be cancelled, the driver starts a goroutine per
+	// statement to interrupt it, and that cost as much as a small exchange's row. The
+	// transaction holds the write lock from BEGIN (_txlock=immediate), so no statement in it
+	// waits for another connection.
+	stmtCtx := context.WithoutCancel(ctx)
 	for i := range batch {
-		if err := w.write(ctx, batch[i]); err != nil {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("write exchanges: %w", err)
+		}
+		if err := w.write(stmtCtx, batch[i]); err != nil {
 			return fmt.Errorf("write exchange %s: %w", batch[i].ID, err)
 		}
 	}
@@ -219,13 +238,13 @@ const (
 // writerStatements are every statement a batch write runs, prepared before its transaction
 // begins (bodyMemory.prepare).
 func writerStatements() []string {
-	return []string{upsertExchange, insertAttempt, insertStep, upsertBodies, lookupChunk, insertChunk}
+	return []string{insertExchange, upsertExchange, insertAttempt, insertStep, upsertBodies, lookupChunk, insertChunk, sweepGeneration}
 }
 
 type exchangeWriter struct {
-	upsert, attempt, step, body *sql.Stmt
-	redactor                    *Redactor // the store's; nil masks patterns only
-	chunks                      *bodyWriter
+	insert, upsert, attempt, step, body *sql.Stmt
+	redactor                            *Redactor // the store's; nil masks patterns only
+	chunks                              *bodyWriter
 }
 
 func prepareWriter(ctx context.Context, tx *sql.Tx, mem *bodyMemory) (*exchangeWriter, error) {
@@ -238,6 +257,7 @@ func prepareWriter(ctx context.Context, tx *sql.Tx, mem *bodyMemory) (*exchangeW
 		dst  **sql.Stmt
 		text string
 	}{
+		{&w.insert, insertExchange},
 		{&w.upsert, upsertExchange},
 		{&w.attempt, insertAttempt},
 		{&w.step, insertStep},
@@ -254,7 +274,7 @@ func prepareWriter(ctx context.Context, tx *sql.Tx, mem *bodyMemory) (*exchangeW
 }
 
 func (w *exchangeWriter) close() {
-	for _, s := range []*sql.Stmt{w.upsert, w.attempt, w.step, w.body} {
+	for _, s := range []*sql.Stmt{w.insert, w.upsert, w.attempt, w.step, w.body} {
 		if s != nil {
 			s.Close() //nolint:errcheck // closing a prepared statement of a finished tx
 		}
@@ -270,8 +290,7 @@ func (w *exchangeWriter) write(ctx context.Context, e Exchange) error {
 	if err != nil {
 		return err
 	}
-	var seq int64
-	err = w.upsert.QueryRowContext(ctx,
+	args := []any{
 		e.ID, e.State, e.Route, e.Method, e.Path, e.UserAgent, e.RemoteAddr, e.SessionID, e.Model, e.ModelSent, e.Stream,
 		e.AccountID, e.AccountName, nanos(e.Start), nanos(e.FirstByte), nanos(e.End), int64(e.Duration), int64(e.TTFB),
 		e.Status, e.ErrorType, e.ErrorMessage, e.StreamOutcome, e.StopReason,
@@ -279,12 +298,26 @@ func (w *exchangeWriter) write(ctx context.Context, e Exchange) error {
 		e.ContextLimit, e.TokensBefore, e.TokensAfter, e.PressureBefore, e.PressureAfter,
 		strings.Join(e.Layers, ","), e.TokensSaved, e.SignatureRecoveries, e.CrossModelDropped, e.Signatures, string(toolIDs),
 		e.BytesIn, e.BytesOut, hasBodies, e.BodiesTruncated,
-	).Scan(&seq)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil // a late "started" record never overwrites the finished one
 	}
+	res, err := w.insert.ExecContext(ctx, args...)
 	if err != nil {
-		return fmt.Errorf("upsert: %w", err)
+		return fmt.Errorf("insert: %w", err)
+	}
+	var seq int64
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("insert: %w", err)
+	} else if n == 1 {
+		if seq, err = res.LastInsertId(); err != nil {
+			return fmt.Errorf("insert: %w", err)
+		}
+	} else {
+		err = w.upsert.QueryRowContext(ctx, args...).Scan(&seq)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil // a late "started" record never overwrites the finished one
+		}
+		if err != nil {
+			return fmt.Errorf("upsert: %w", err)
+		}
 	}
 	if e.State != "finished" {
 		return nil // attempts, steps and bodies are only known at the end
