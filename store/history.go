@@ -148,8 +148,8 @@ const exchangeColumns = `(
 	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
 	context_limit, tokens_before, tokens_after, pressure_before, pressure_after,
 	layers, tokens_saved, signature_recoveries, cross_model_dropped, signatures, tool_use_ids,
-	bytes_in, bytes_out, has_bodies, bodies_truncated)
-VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	bytes_in, bytes_out, has_bodies, bodies_truncated, attempts)
+VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
 // insertExchange writes a row the table does not hold yet, which is most of them: a request
 // that started and finished within one batch is written once, finished. Its seq is the
@@ -179,7 +179,8 @@ ON CONFLICT (id) DO UPDATE SET
 	signature_recoveries=excluded.signature_recoveries, cross_model_dropped=excluded.cross_model_dropped,
 	signatures=excluded.signatures, tool_use_ids=excluded.tool_use_ids,
 	bytes_in=excluded.bytes_in, bytes_out=excluded.bytes_out,
-	has_bodies=max(has_bodies, excluded.has_bodies), bodies_truncated=excluded.bodies_truncated
+	has_bodies=max(has_bodies, excluded.has_bodies), bodies_truncated=excluded.bodies_truncated,
+	attempts=excluded.attempts
 WHERE exchanges.state != 'finished' OR excluded.state = 'finished'
 RETURNING seq`
 
@@ -230,22 +231,21 @@ func (st *Store) WriteExchanges(ctx context.Context, batch []Exchange) error {
 }
 
 const (
-	insertAttempt = `INSERT OR REPLACE INTO exchange_attempts (exchange_seq, n, account_id, account_name, status, error, start_ns, duration_ns) VALUES (?,?,?,?,?,?,?,?)`
-	insertStep    = `INSERT OR REPLACE INTO exchange_compaction (exchange_seq, n, layer, tokens_before, tokens_after, raw_before, raw_after, items, duration_ns, cache_hit) VALUES (?,?,?,?,?,?,?,?,?,?)`
-	upsertBodies  = `INSERT INTO exchange_bodies (exchange_seq, request, forwarded, reply) VALUES (?,?,?,?)
+	insertStep   = `INSERT OR REPLACE INTO exchange_compaction (exchange_seq, n, layer, tokens_before, tokens_after, raw_before, raw_after, items, duration_ns, cache_hit) VALUES (?,?,?,?,?,?,?,?,?,?)`
+	upsertBodies = `INSERT INTO exchange_bodies (exchange_seq, request, forwarded, reply) VALUES (?,?,?,?)
 			ON CONFLICT (exchange_seq) DO UPDATE SET request=excluded.request, forwarded=excluded.forwarded, reply=excluded.reply`
 )
 
 // writerStatements are every statement a batch write runs, prepared before its transaction
 // begins (bodyMemory.prepare).
 func writerStatements() []string {
-	return []string{insertExchange, upsertExchange, insertAttempt, insertStep, upsertBodies, lookupChunk, insertChunk, sweepGeneration}
+	return []string{insertExchange, upsertExchange, insertStep, upsertBodies, lookupChunk, insertChunk, sweepGeneration}
 }
 
 type exchangeWriter struct {
-	insert, upsert, attempt, step, body *sql.Stmt
-	redactor                            *Redactor // the store's; nil masks patterns only
-	chunks                              *bodyWriter
+	insert, upsert, step, body *sql.Stmt
+	redactor                   *Redactor // the store's; nil masks patterns only
+	chunks                     *bodyWriter
 }
 
 func prepareWriter(ctx context.Context, tx *sql.Tx, mem *bodyMemory) (*exchangeWriter, error) {
@@ -260,7 +260,6 @@ func prepareWriter(ctx context.Context, tx *sql.Tx, mem *bodyMemory) (*exchangeW
 	}{
 		{&w.insert, insertExchange},
 		{&w.upsert, upsertExchange},
-		{&w.attempt, insertAttempt},
 		{&w.step, insertStep},
 		{&w.body, upsertBodies},
 	} {
@@ -275,7 +274,7 @@ func prepareWriter(ctx context.Context, tx *sql.Tx, mem *bodyMemory) (*exchangeW
 }
 
 func (w *exchangeWriter) close() {
-	for _, s := range []*sql.Stmt{w.insert, w.upsert, w.attempt, w.step, w.body} {
+	for _, s := range []*sql.Stmt{w.insert, w.upsert, w.step, w.body} {
 		if s != nil {
 			s.Close() //nolint:errcheck // closing a prepared statement of a finished tx
 		}
@@ -291,6 +290,12 @@ func (w *exchangeWriter) write(ctx context.Context, e Exchange) error {
 	if err != nil {
 		return err
 	}
+	attempts := ""
+	if e.State == "finished" {
+		if attempts, err = attemptsColumn(e.Attempts); err != nil {
+			return err
+		}
+	}
 	args := []any{
 		e.ID, e.State, e.Route, e.Method, e.Path, e.UserAgent, e.RemoteAddr, e.SessionID, e.Model, e.ModelSent, e.Stream,
 		e.AccountID, e.AccountName, nanos(e.Start), nanos(e.FirstByte), nanos(e.End), int64(e.Duration), int64(e.TTFB),
@@ -298,7 +303,7 @@ func (w *exchangeWriter) write(ctx context.Context, e Exchange) error {
 		e.InputTokens, e.OutputTokens, e.CacheReadTokens, e.CacheWriteTokens,
 		e.ContextLimit, e.TokensBefore, e.TokensAfter, e.PressureBefore, e.PressureAfter,
 		strings.Join(e.Layers, ","), e.TokensSaved, e.SignatureRecoveries, e.CrossModelDropped, e.Signatures, string(toolIDs),
-		e.BytesIn, e.BytesOut, hasBodies, e.BodiesTruncated,
+		e.BytesIn, e.BytesOut, hasBodies, e.BodiesTruncated, attempts,
 	}
 	res, err := w.insert.ExecContext(ctx, args...)
 	if err != nil {
@@ -323,13 +328,8 @@ func (w *exchangeWriter) write(ctx context.Context, e Exchange) error {
 	if e.State != "finished" {
 		return nil // attempts, steps and bodies are only known at the end
 	}
-	// A finished row is written once (a failed batch rolls back whole), so its attempts and
-	// steps are new; OR REPLACE keeps a repeated write harmless without a DELETE per row.
-	for i, a := range e.Attempts {
-		if _, err := w.attempt.ExecContext(ctx, seq, i, a.AccountID, a.AccountName, a.Status, a.Error, nanos(a.Start), int64(a.Duration)); err != nil {
-			return fmt.Errorf("attempt %d: %w", i, err)
-		}
-	}
+	// A finished row is written once (a failed batch rolls back whole), so its steps are new;
+	// OR REPLACE keeps a repeated write harmless without a DELETE per row.
 	for i, c := range e.Compaction {
 		if _, err := w.step.ExecContext(ctx, seq, i, c.Layer, c.TokensBefore, c.TokensAfter, c.RawBefore, c.RawAfter, c.Items, int64(c.Duration), c.CacheHit); err != nil {
 			return fmt.Errorf("compaction step %d: %w", i, err)
@@ -357,6 +357,44 @@ func (w *exchangeWriter) write(ctx context.Context, e Exchange) error {
 		return fmt.Errorf("bodies: %w", err)
 	}
 	return nil
+}
+
+// attemptRow is one attempt in an exchange's attempts column (migrations/007), named as the
+// columns of exchange_attempts, which holds the attempts of rows written before it.
+type attemptRow struct {
+	AccountID   int64  `json:"account_id"`
+	AccountName string `json:"account_name"`
+	Status      int    `json:"status"`
+	Error       string `json:"error"`
+	StartNs     int64  `json:"start_ns"`
+	DurationNs  int64  `json:"duration_ns"`
+}
+
+// attemptsColumn encodes a finished exchange's attempts for its row: "[]" when it had none,
+// so that only rows from before migration 007 hold ”.
+func attemptsColumn(as []Attempt) (string, error) {
+	rows := make([]attemptRow, len(as))
+	for i, a := range as {
+		rows[i] = attemptRow{a.AccountID, a.AccountName, a.Status, a.Error, nanos(a.Start), int64(a.Duration)}
+	}
+	b, err := json.Marshal(rows)
+	if err != nil {
+		return "", fmt.Errorf("attempts: %w", err)
+	}
+	return string(b), nil
+}
+
+// parseAttempts decodes an attempts column.
+func parseAttempts(col string) ([]Attempt, error) {
+	var rows []attemptRow
+	if err := json.Unmarshal([]byte(col), &rows); err != nil {
+		return nil, fmt.Errorf("attempts: %w", err)
+	}
+	as := make([]Attempt, len(rows))
+	for i, r := range rows {
+		as[i] = Attempt{AccountID: r.AccountID, AccountName: r.AccountName, Status: r.Status, Error: r.Error, Start: fromNanos(r.StartNs), Duration: time.Duration(r.DurationNs)}
+	}
+	return as, nil
 }
 
 func nonNil[T any](s []T) []T {
