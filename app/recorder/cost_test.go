@@ -1,14 +1,18 @@
 package recorder
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"longhaul/proxy"
+	"longhaul/proxy/proxytest"
 	"longhaul/store"
 )
 
@@ -76,5 +80,66 @@ func BenchmarkRecorderSmallExchange(b *testing.B) {
 	b.ReportMetric(float64((processCPU(b)-cpu0).Nanoseconds())/float64(n), "cpu-ns/exchange")
 	if s := rec.Stats(); s.Written < int64(n) || s.Dropped != 0 {
 		b.Fatalf("stats %+v; want %d written, none dropped", s, n)
+	}
+}
+
+// BenchmarkRecorderLargeRequest is the history's cost per 800 KB request of a long session,
+// as shipped-bench's "CPU per 1,000 800 KB requests" measures it but in one process: the real
+// proxy with and without the recorder (and body capture), sequential requests that differ
+// from the previous one in their last turn, to the scripted upstream. It reports the
+// process's CPU time per request (the client and the upstream are in it too, equally in
+// both); the difference between the two is what the history costs.
+func BenchmarkRecorderLargeRequest(b *testing.B) {
+	body := proxytest.ClaudeCodeRequest(800<<10, false)
+	cut := bytes.LastIndex(body, []byte(`"text":"continue"`))
+	head, tail := body[:cut], body[cut+len(`"text":"continue"`):]
+	cfg := proxy.Config{Compaction: proxy.CompactionConfig{ContextLimits: map[string]int{"claude-*": 10_000_000}}}
+	for _, withRecorder := range []bool{false, true} {
+		name := "recorder-off"
+		if withRecorder {
+			name = "recorder-on"
+		}
+		b.Run(name, func(b *testing.B) {
+			r := newLoadRig(b)
+			msg := proxytest.TextMessage(proxytest.DefaultModel, "Hello from the benchmark.")
+			r.up.SetDefault(proxytest.Reply{Message: msg})
+			c := cfg
+			var obs proxy.Observer
+			if withRecorder {
+				h := store.DefaultSettings().History
+				c.CaptureBodies, c.MaxCaptureBytes = h.StoreBodies, h.MaxBodyBytes
+				obs = r.rec
+			}
+			t := newLoadTarget(b, name, r.up.URL, c, obs)
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+			defer client.CloseIdleConnections()
+			bodies := make([][]byte, 64)
+			for i := range bodies {
+				bodies[i] = fmt.Appendf(append([]byte(nil), head...), `"text":"continue with step %d"%s`, i, tail)
+			}
+			cpu0 := processCPU(b)
+			n := 0
+			for b.Loop() {
+				resp, err := client.Post(t.front.URL+"/v1/messages", "application/json", bytes.NewReader(bodies[n%len(bodies)]))
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body) //nolint:errcheck // the status says
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					b.Fatalf("status %d", resp.StatusCode)
+				}
+				n++
+			}
+			r.stop() // the history written after the replies is part of the cost
+			b.ReportMetric(float64((processCPU(b)-cpu0).Nanoseconds())/float64(n), "cpu-ns/request")
+			// Under a loaded machine the writer may fall behind its body budget: the figure is
+			// then of fewer bodies, which the report says.
+			s := r.rec.Stats()
+			if s.Dropped != 0 {
+				b.Fatalf("stats %+v; want no exchange dropped", s)
+			}
+			b.ReportMetric(float64(s.BodiesDropped), "bodies-dropped")
+		})
 	}
 }
