@@ -375,11 +375,12 @@ func TestSessionBodiesAreRedactedOfSecretsConfiguredMidSession(t *testing.T) {
 }
 
 // smallExchange is one ~1 KB request as the recorder hands it to the store under many
-// concurrent small requests: one attempt, no compaction, a short reply.
+// concurrent small requests: one attempt, no compaction, a short reply. Its id looks random,
+// as the proxy's do (which makes each new row an insert at a random place of the id index).
 func smallExchange(i int) Exchange {
 	start := testNow.Add(time.Duration(i) * time.Millisecond)
 	return Exchange{
-		ID: fmt.Sprintf("lh_small_%08d", i), State: "finished", Route: "messages", Method: "POST", Path: "/v1/messages",
+		ID: fmt.Sprintf("lh_%024x", uint64(i)*0x9E3779B97F4A7C15), State: "finished", Route: "messages", Method: "POST", Path: "/v1/messages",
 		UserAgent: "Go-http-client/1.1", RemoteAddr: "127.0.0.1:41234", SessionID: "6d0b8f3e-1111-4222-8333-944455556666",
 		Model: "claude-sonnet-4-5-20250929", ModelSent: "claude-sonnet-4-5-20250929",
 		AccountID: 1, AccountName: "bench", Start: start, FirstByte: start.Add(300 * time.Microsecond), End: start.Add(400 * time.Microsecond),
