@@ -208,6 +208,10 @@ type bodyWriter struct {
 	learnt              map[chunkHash]int64
 	sessions            map[string]*lastBody
 	order               []string
+	// Buffers reused from row to row (the driver copies what it binds): a part's column and a
+	// chunk's stored form.
+	cols  [3][]byte
+	chunk []byte
 }
 
 const (
@@ -263,13 +267,16 @@ func (w *bodyWriter) checkGeneration(ctx context.Context) error {
 }
 
 // put redacts and stores one part (0 request, 1 forwarded, 2 reply) of an exchange and
-// returns what its exchange_bodies column holds. raw is the body as received; put only reads
-// it and keeps none of it (what it stores is copied). session names the body's sequence (a
+// returns what its exchange_bodies column holds, valid until the next put of the same part.
+// raw is the body as received; put only reads it and keeps none of it (what it stores is
+// copied). session names the body's sequence (a
 // session's requests) for the prefix shortcut; "" has none.
 func (w *bodyWriter) put(ctx context.Context, part int, session string, raw []byte, redactor *Redactor) ([]byte, error) {
 	known := redactor.knownNow()
 	if len(raw) < minChunked {
-		return compress(redactWith(known, raw))
+		col, err := compress(w.cols[part], redactWith(known, raw))
+		w.cols[part] = col
+		return col, err
 	}
 	if err := w.checkGeneration(ctx); err != nil {
 		return nil, err
@@ -317,12 +324,12 @@ func (w *bodyWriter) put(ctx context.Context, part int, session string, raw []by
 			chunks: chunks, clean: clean, known: known,
 		}
 	}
-	col := make([]byte, 0, 1+2*binary.MaxVarintLen64+3*len(chunks))
-	col = binary.AppendUvarint(append(col, bodyChunked), uint64(len(body)))
+	col := binary.AppendUvarint(append(w.cols[part][:0], bodyChunked), uint64(len(body)))
 	col = binary.AppendUvarint(col, uint64(len(chunks)))
 	for _, c := range chunks {
 		col = binary.AppendUvarint(col, uint64(c.id))
 	}
+	w.cols[part] = col
 	return col, nil
 }
 
@@ -337,10 +344,11 @@ func (w *bodyWriter) chunkID(ctx context.Context, h chunkHash, raw []byte) (int6
 	var id int64
 	err := w.lookup.QueryRowContext(ctx, h[:]).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
-		data, cerr := compress(raw)
+		data, cerr := compress(w.chunk, raw)
 		if cerr != nil {
 			return 0, fmt.Errorf("compress chunk: %w", cerr)
 		}
+		w.chunk = data
 		err = w.insert.QueryRowContext(ctx, h[:], len(raw), data).Scan(&id)
 	}
 	if err != nil {

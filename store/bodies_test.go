@@ -216,11 +216,11 @@ func TestBodiesWrittenBeforeChunkingStayReadable(t *testing.T) {
 	e.Bodies = nil
 	writeAll(t, st, e)
 	big := strings.Repeat(`{"role":"user","content":"an old body, stored whole"},`, 1000)
-	whole, err := compress([]byte(big))
+	whole, err := compress(nil, []byte(big))
 	if err != nil || whole[0] != bodyDeflate {
 		t.Fatalf("compress = format %d, %v", whole[0], err)
 	}
-	small, _ := compress([]byte(`{"small":true}`))
+	small, _ := compress(nil, []byte(`{"small":true}`))
 	if _, err := st.db.Exec(`INSERT INTO exchange_bodies (exchange_seq, request, forwarded, reply) SELECT seq, ?, NULL, ? FROM exchanges`, whole, small); err != nil {
 		t.Fatal(err)
 	}

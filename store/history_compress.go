@@ -26,16 +26,20 @@ const (
 	minCompress = 4 << 10
 )
 
-func compress(b []byte) ([]byte, error) {
+// compress appends the stored form of b (format byte, then the bytes raw or compressed) to
+// dst[:0] and returns it: the writer passes its own buffer, reused from row to row, since the
+// driver copies a blob when it binds it.
+func compress(dst, b []byte) ([]byte, error) {
+	dst = dst[:0]
 	if len(b) < minCompress {
-		return append([]byte{bodyRaw}, b...), nil
+		return append(append(dst, bodyRaw), b...), nil
 	}
-	var buf bytes.Buffer
+	buf := bytes.NewBuffer(dst)
 	buf.Grow(len(b)/4 + 64)
 	buf.WriteByte(bodyDeflate)
 	w := flateWriters.Get().(*flate.Writer)
 	defer flateWriters.Put(w)
-	w.Reset(&buf)
+	w.Reset(buf)
 	if _, err := w.Write(b); err != nil {
 		return nil, err
 	}

@@ -46,7 +46,7 @@ func (r *Recorder) relay(ctx context.Context) {
 			order, latest = order[:0], map[string]*proxy.Exchange{}
 			// Encoded without reflection: at thousands of exchanges a second, json.Marshal
 			// was most of the live feed's cost (store.AppendExchangesJSON writes the same bytes).
-			r.feed.PublishJSON(EventExchanges, store.AppendExchangesJSON(nil, batch))
+			r.feed.PublishJSON(EventExchanges, store.AppendExchangesJSON(make([]byte, 0, 1024*len(batch)), batch))
 		}
 	}
 }
