@@ -113,14 +113,12 @@ func BenchmarkRecorderLargeRequest(b *testing.B) {
 			t := newLoadTarget(b, name, r.up.URL, c, obs)
 			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 			defer client.CloseIdleConnections()
-			bodies := make([][]byte, 64)
-			for i := range bodies {
-				bodies[i] = fmt.Appendf(append([]byte(nil), head...), `"text":"continue with step %d"%s`, i, tail)
-			}
+			var body []byte // each request's own text, so each has a new last chunk to store
 			cpu0 := processCPU(b)
 			n := 0
 			for b.Loop() {
-				resp, err := client.Post(t.front.URL+"/v1/messages", "application/json", bytes.NewReader(bodies[n%len(bodies)]))
+				body = fmt.Appendf(append(body[:0], head...), `"text":"continue with step %d"%s`, n, tail)
+				resp, err := client.Post(t.front.URL+"/v1/messages", "application/json", bytes.NewReader(body))
 				if err != nil {
 					b.Fatal(err)
 				}
