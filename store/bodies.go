@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"strconv"
 	"sync"
@@ -21,9 +22,11 @@ import (
 // distinct chunk is stored once, compressed. A session then costs about its final size.
 //
 // Two savings follow from a session repeating itself. On disk: a chunk already stored is only
-// referenced. In CPU: the writer remembers each session's previous body and its chunks, so
-// the part of a new body equal to the previous one (found with one bytes comparison) reuses
-// those chunks without hashing, looking up or compressing them; only the new tail is chunked.
+// referenced. In CPU: the writer remembers each session's previous body — not its bytes, a
+// hash of each 4 KiB block of it, and its chunks — so the part of a new body equal to the
+// previous one (found by hashing the new body's blocks) reuses those chunks without hashing,
+// looking up or compressing them, and is not scanned for secrets again; only the new tail is
+// chunked.
 
 // Chunk sizes: boundaries are sought after chunkMin bytes and forced at chunkMax; the mask
 // gives one boundary per 8 KiB on average past the minimum (≈ 16 KiB chunks). Bodies below
@@ -89,29 +92,63 @@ type bodyMemory struct {
 	stmts    map[string]*sql.Stmt // the writer's statements, prepared once (see prepared)
 	gen      int64
 	known    map[chunkHash]int64
+	seed     maphash.Seed // of the block hashes; drawn per process, so no text can aim at a collision
 	sessions map[string]*lastBody
 	recent   []string // session keys, oldest first, for eviction
-	held     int      // bytes of the bodies remembered
 }
 
+// lastBody is what the writer remembers of a session's previous body. It holds no copy of the
+// bytes: keeping one cost an 800 KB allocation per large request (its page faults were a
+// quarter of the writer's time per turn, BenchmarkWriteSessionTurn) and up to 16 MiB of heap.
+// The block hashes tell how much of the next body repeats it. They are 64-bit hashes of 4 KiB
+// blocks under a seed drawn at start (hash/maphash): a block taken for equal while it differs
+// needs two different blocks with one hash, a chance of about 2⁻⁶⁴ per block compared.
 type lastBody struct {
-	data   []byte // redacted; never modified once remembered
+	size   int
+	blocks []uint64 // maphash of each prefixBlock bytes of the redacted body; the last may be shorter
 	chunks []chunkRef
-	clean  bool // redaction masked nothing: data is also the body as received
-	// known is the set of known secrets data was redacted with: once it changes, the shared
-	// prefix must be scanned again for the new ones.
+	clean  bool // redaction masked nothing: the redacted body is also the body as received
+	// known is the set of known secrets the body was redacted with: once it changes, the
+	// shared prefix must be scanned again for the new ones.
 	known *knownSet
 }
 
-// Bounds of bodyMemory: the previous bodies of the most recent sessions (a few hold megabytes)
-// and the ids of recent chunks.
+// Bounds of bodyMemory: the sessions whose previous body is remembered (a few kilobytes each:
+// an 800 KB body has 200 blocks and about 50 chunks) and the ids of recent chunks.
 const (
-	maxRememberedBytes = 16 << 20
-	maxKnownChunks     = 1 << 16
+	prefixBlock         = 4 << 10
+	maxRememberedBodies = 1024
+	maxKnownChunks      = 1 << 16
 )
 
 func newBodyMemory() *bodyMemory {
-	return &bodyMemory{known: map[chunkHash]int64{}, sessions: map[string]*lastBody{}, stmts: map[string]*sql.Stmt{}}
+	return &bodyMemory{known: map[chunkHash]int64{}, seed: maphash.MakeSeed(), sessions: map[string]*lastBody{}, stmts: map[string]*sql.Stmt{}}
+}
+
+// sharedPrefix returns how many leading bytes of b are prev's, as the block hashes tell: a
+// multiple of prefixBlock, or prev's whole size.
+func (m *bodyMemory) sharedPrefix(prev *lastBody, b []byte) int {
+	same := 0
+	for i, h := range prev.blocks {
+		end := min((i+1)*prefixBlock, prev.size)
+		if end > len(b) || maphash.Bytes(m.seed, b[i*prefixBlock:end]) != h {
+			break
+		}
+		same = end
+	}
+	return same
+}
+
+// blockHashes returns the block hashes of b, of which the first same bytes are prev's.
+func (m *bodyMemory) blockHashes(b []byte, prev *lastBody, same int) []uint64 {
+	hs := make([]uint64, 0, (len(b)+prefixBlock-1)/prefixBlock)
+	if prev != nil {
+		hs = append(hs, prev.blocks[:same/prefixBlock]...) // whole blocks, in prev as in b
+	}
+	for i := len(hs) * prefixBlock; i < len(b); i += prefixBlock {
+		hs = append(hs, maphash.Bytes(m.seed, b[i:min(i+prefixBlock, len(b))]))
+	}
+	return hs
 }
 
 // prepare prepares the writer's statements once, before the first batch's transaction (a
@@ -144,24 +181,17 @@ func (m *bodyMemory) prepared(ctx context.Context, tx *sql.Tx, text string) (*sq
 func (m *bodyMemory) forget() {
 	clear(m.known)
 	clear(m.sessions)
-	m.recent, m.held = m.recent[:0], 0
+	m.recent = m.recent[:0]
 }
 
 func (m *bodyMemory) remember(key string, b *lastBody) {
-	if old, ok := m.sessions[key]; ok {
-		m.held -= len(old.data)
-	} else {
+	if _, ok := m.sessions[key]; !ok {
 		m.recent = append(m.recent, key)
 	}
 	m.sessions[key] = b
-	m.held += len(b.data)
-	for m.held > maxRememberedBytes && len(m.recent) > 1 {
-		oldest := m.recent[0]
+	for len(m.recent) > maxRememberedBodies {
+		delete(m.sessions, m.recent[0])
 		m.recent = m.recent[1:]
-		if old, ok := m.sessions[oldest]; ok && oldest != key {
-			m.held -= len(old.data)
-			delete(m.sessions, oldest)
-		}
 	}
 	if len(m.known) > maxKnownChunks {
 		clear(m.known) // cheap to relearn: one lookup per chunk
@@ -171,18 +201,23 @@ func (m *bodyMemory) remember(key string, b *lastBody) {
 // bodyWriter stores bodies inside one WriteExchanges transaction. Ids it learns enter the
 // shared memory only when the transaction commits (commit), since a rollback unmakes them.
 type bodyWriter struct {
-	mem            *bodyMemory
-	tx             *sql.Tx
-	lookup, insert *sql.Stmt
-	genChecked     bool
-	learnt         map[chunkHash]int64
-	sessions       map[string]*lastBody
-	order          []string
+	mem                 *bodyMemory
+	tx                  *sql.Tx
+	lookup, insert, gen *sql.Stmt
+	genChecked          bool
+	learnt              map[chunkHash]int64
+	sessions            map[string]*lastBody
+	order               []string
+	// Buffers reused from row to row (the driver copies what it binds): a part's column and a
+	// chunk's stored form.
+	cols  [3][]byte
+	chunk []byte
 }
 
 const (
-	lookupChunk = `SELECT id FROM body_chunks WHERE hash = ?`
-	insertChunk = `INSERT INTO body_chunks (hash, size, data) VALUES (?, ?, ?) RETURNING id`
+	lookupChunk     = `SELECT id FROM body_chunks WHERE hash = ?`
+	insertChunk     = `INSERT INTO body_chunks (hash, size, data) VALUES (?, ?, ?) RETURNING id`
+	sweepGeneration = `SELECT gen FROM body_sweep`
 )
 
 func newBodyWriter(ctx context.Context, tx *sql.Tx, mem *bodyMemory) (*bodyWriter, error) {
@@ -193,6 +228,7 @@ func newBodyWriter(ctx context.Context, tx *sql.Tx, mem *bodyMemory) (*bodyWrite
 	}{
 		{&w.lookup, lookupChunk},
 		{&w.insert, insertChunk},
+		{&w.gen, sweepGeneration},
 	} {
 		stmt, err := mem.prepared(ctx, tx, p.text)
 		if err != nil {
@@ -205,7 +241,7 @@ func newBodyWriter(ctx context.Context, tx *sql.Tx, mem *bodyMemory) (*bodyWrite
 }
 
 func (w *bodyWriter) close() {
-	for _, s := range []*sql.Stmt{w.lookup, w.insert} {
+	for _, s := range []*sql.Stmt{w.lookup, w.insert, w.gen} {
 		if s != nil {
 			s.Close() //nolint:errcheck // closing a prepared statement of a finished tx
 		}
@@ -219,7 +255,7 @@ func (w *bodyWriter) checkGeneration(ctx context.Context) error {
 		return nil
 	}
 	var gen int64
-	if err := w.tx.QueryRowContext(ctx, `SELECT gen FROM body_sweep`).Scan(&gen); err != nil {
+	if err := w.gen.QueryRowContext(ctx).Scan(&gen); err != nil {
 		return fmt.Errorf("sweep generation: %w", err)
 	}
 	if gen != w.mem.gen {
@@ -231,13 +267,16 @@ func (w *bodyWriter) checkGeneration(ctx context.Context) error {
 }
 
 // put redacts and stores one part (0 request, 1 forwarded, 2 reply) of an exchange and
-// returns what its exchange_bodies column holds. raw is the body as received; put may keep
-// it, so the caller must not modify it afterwards. session names the body's sequence (a
+// returns what its exchange_bodies column holds, valid until the next put of the same part.
+// raw is the body as received; put only reads it and keeps none of it (what it stores is
+// copied). session names the body's sequence (a
 // session's requests) for the prefix shortcut; "" has none.
 func (w *bodyWriter) put(ctx context.Context, part int, session string, raw []byte, redactor *Redactor) ([]byte, error) {
 	known := redactor.knownNow()
 	if len(raw) < minChunked {
-		return compress(redactWith(known, raw))
+		col, err := compress(w.cols[part], redactWith(known, raw))
+		w.cols[part] = col
+		return col, err
 	}
 	if err := w.checkGeneration(ctx); err != nil {
 		return nil, err
@@ -250,13 +289,12 @@ func (w *bodyWriter) put(ctx context.Context, part int, session string, raw []by
 			prev = w.mem.sessions[key]
 		}
 	}
-	body, clean := redactNew(prev, raw, known)
+	body, clean, same := w.redactNew(prev, raw, known)
 	chunks := make([]chunkRef, 0, len(body)/(chunkMin+1<<chunkBits)+2)
 	start := 0
 	if prev != nil {
-		// Chunks of the previous body that end within the common prefix are this body's
+		// Chunks of the previous body that end within the shared prefix are this body's
 		// chunks too: the cut points depend only on the bytes from the chunk's start.
-		same := commonPrefix(prev.data, body)
 		for _, c := range prev.chunks {
 			if c.end > same {
 				break
@@ -281,14 +319,17 @@ func (w *bodyWriter) put(ctx context.Context, part int, session string, raw []by
 		if _, ok := w.sessions[key]; !ok {
 			w.order = append(w.order, key)
 		}
-		w.sessions[key] = &lastBody{data: body, chunks: chunks, clean: clean, known: known}
+		w.sessions[key] = &lastBody{
+			size: len(body), blocks: w.mem.blockHashes(body, prev, same),
+			chunks: chunks, clean: clean, known: known,
+		}
 	}
-	col := make([]byte, 0, 1+2*binary.MaxVarintLen64+3*len(chunks))
-	col = binary.AppendUvarint(append(col, bodyChunked), uint64(len(body)))
+	col := binary.AppendUvarint(append(w.cols[part][:0], bodyChunked), uint64(len(body)))
 	col = binary.AppendUvarint(col, uint64(len(chunks)))
 	for _, c := range chunks {
 		col = binary.AppendUvarint(col, uint64(c.id))
 	}
+	w.cols[part] = col
 	return col, nil
 }
 
@@ -303,10 +344,11 @@ func (w *bodyWriter) chunkID(ctx context.Context, h chunkHash, raw []byte) (int6
 	var id int64
 	err := w.lookup.QueryRowContext(ctx, h[:]).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
-		data, cerr := compress(raw)
+		data, cerr := compress(w.chunk, raw)
 		if cerr != nil {
 			return 0, fmt.Errorf("compress chunk: %w", cerr)
 		}
+		w.chunk = data
 		err = w.insert.QueryRowContext(ctx, h[:], len(raw), data).Scan(&id)
 	}
 	if err != nil {
@@ -332,37 +374,30 @@ func (w *bodyWriter) commit() {
 // none of redact.go's patterns contains ('{', '}', '[', ']', ','), so no secret can span the
 // cut and redacting the two sides apart equals redacting the whole;
 // TestRedactSplitAtStructuralBytes keeps that true as redact.go evolves. clean reports that
-// nothing was masked (the result is raw itself).
+// nothing was masked (the result is raw itself); same how many leading bytes of the result
+// are the previous body's (0 without one).
 //
 // The known secrets (store/redact.go's Redactor) are masked the same way: the cut is only
 // taken when the previous body was scanned with the same set, and known values (API keys and
 // their base64 and URL-encoded forms) hold none of those bytes either.
-func redactNew(prev *lastBody, raw []byte, known *knownSet) (body []byte, clean bool) {
-	cut := 0
-	if prev != nil && prev.clean && prev.known == known {
-		cut = bytes.LastIndexAny(raw[:commonPrefix(prev.data, raw)], "{}[],") + 1
+func (w *bodyWriter) redactNew(prev *lastBody, raw []byte, known *knownSet) (body []byte, clean bool, same int) {
+	if prev == nil || !prev.clean || prev.known != known {
+		body = redactWith(known, raw)
+		clean = len(body) == len(raw) && (len(body) == 0 || &body[0] == &raw[0])
+		if prev != nil {
+			same = w.mem.sharedPrefix(prev, body)
+		}
+		return body, clean, same
 	}
+	same = w.mem.sharedPrefix(prev, raw)
+	cut := bytes.LastIndexAny(raw[:same], "{}[],") + 1
 	tail := raw[cut:]
 	r := redactWith(known, tail)
 	if len(r) == len(tail) && (len(r) == 0 || &r[0] == &tail[0]) {
-		return raw, true
+		return raw, true, same
 	}
-	return append(append(make([]byte, 0, cut+len(r)), raw[:cut]...), r...), false
-}
-
-func commonPrefix(a, b []byte) int {
-	n := min(len(a), len(b))
-	// Compare in blocks: the runtime's memequal is vectorised; then narrow down the block
-	// that differs.
-	const block = 4096
-	i := 0
-	for i+block <= n && string(a[i:i+block]) == string(b[i:i+block]) {
-		i += block
-	}
-	for i < n && a[i] == b[i] {
-		i++
-	}
-	return i
+	// What the redacted body shares with the previous one ends at the cut at least.
+	return append(append(make([]byte, 0, cut+len(r)), raw[:cut]...), r...), false, cut
 }
 
 // chunkList decodes a chunked column (after its format byte): the body's length and its

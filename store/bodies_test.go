@@ -216,11 +216,11 @@ func TestBodiesWrittenBeforeChunkingStayReadable(t *testing.T) {
 	e.Bodies = nil
 	writeAll(t, st, e)
 	big := strings.Repeat(`{"role":"user","content":"an old body, stored whole"},`, 1000)
-	whole, err := compress([]byte(big))
+	whole, err := compress(nil, []byte(big))
 	if err != nil || whole[0] != bodyDeflate {
 		t.Fatalf("compress = format %d, %v", whole[0], err)
 	}
-	small, _ := compress([]byte(`{"small":true}`))
+	small, _ := compress(nil, []byte(`{"small":true}`))
 	if _, err := st.db.Exec(`INSERT INTO exchange_bodies (exchange_seq, request, forwarded, reply) SELECT seq, ?, NULL, ? FROM exchanges`, whole, small); err != nil {
 		t.Fatal(err)
 	}
@@ -341,11 +341,13 @@ func BenchmarkWriteSessionTurn(b *testing.B) {
 	next := 90
 	b.SetBytes(int64(len(bodies[99])))
 	b.ReportAllocs()
+	cpu0 := processCPU(b)
 	for b.Loop() {
 		// Turns 90–99 again and again: each differs from the previous one stored in its tail.
 		writeAll(b, st, sessionExchange(next, bodies[90+next%10]))
 		next++
 	}
+	b.ReportMetric(float64((processCPU(b)-cpu0).Nanoseconds())/float64(next-90), "cpu-ns/turn")
 }
 
 // A secret configured after a session began is masked in that session's next bodies too,
@@ -370,4 +372,45 @@ func TestSessionBodiesAreRedactedOfSecretsConfiguredMidSession(t *testing.T) {
 	if e.Bodies == nil || strings.Contains(e.Bodies.Request, secret) || len(e.Bodies.Request) < len(base) {
 		t.Fatalf("second body (%d bytes) holds the secret configured before it was written", len(e.Bodies.Request))
 	}
+}
+
+// smallExchange is one ~1 KB request as the recorder hands it to the store under many
+// concurrent small requests: one attempt, no compaction, a short reply. Its id looks random,
+// as the proxy's do (which makes each new row an insert at a random place of the id index).
+func smallExchange(i int) Exchange {
+	start := testNow.Add(time.Duration(i) * time.Millisecond)
+	return Exchange{
+		ID: fmt.Sprintf("lh_%024x", uint64(i)*0x9E3779B97F4A7C15), State: "finished", Route: "messages", Method: "POST", Path: "/v1/messages",
+		UserAgent: "Go-http-client/1.1", RemoteAddr: "127.0.0.1:41234", SessionID: "6d0b8f3e-1111-4222-8333-944455556666",
+		Model: "claude-sonnet-4-5-20250929", ModelSent: "claude-sonnet-4-5-20250929",
+		AccountID: 1, AccountName: "bench", Start: start, FirstByte: start.Add(300 * time.Microsecond), End: start.Add(400 * time.Microsecond),
+		Duration: 400 * time.Microsecond, TTFB: 300 * time.Microsecond, Status: 200, StopReason: "end_turn",
+		InputTokens: 12, OutputTokens: 8, BytesIn: 1024, BytesOut: 310, Layers: []string{}, ToolUseIDs: []string{},
+		Attempts: []Attempt{{AccountID: 1, AccountName: "bench", Status: 200, Start: start, Duration: 350 * time.Microsecond}},
+		Bodies: &Bodies{
+			Request: `{"model":"claude-sonnet-4-5-20250929","max_tokens":1024,"stream":false,"metadata":{"user_id":"user_3f2a_account_9c1e_session_6d0b8f3e-1111-4222-8333-944455556666"},"messages":[{"role":"user","content":"` +
+				strings.Repeat("Summarise the change in this diff. ", 24) + `"}]}`,
+			Reply: fmt.Sprintf(`{"id":"msg_%08d","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929","content":[{"type":"text","text":"Hello from the benchmark."}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":12,"output_tokens":8}}`, i),
+		},
+	}
+}
+
+// BenchmarkWriteSmallExchanges is the writer's cost per exchange under many small requests
+// (a tick's batch of 256 ~1 KB exchanges, as at concurrency 32): rows, bodies, redaction.
+func BenchmarkWriteSmallExchanges(b *testing.B) {
+	st, _ := openTemp(b)
+	const batch = 256
+	next := 0
+	b.ReportAllocs()
+	cpu0 := processCPU(b)
+	for b.Loop() {
+		ex := make([]Exchange, batch)
+		for i := range ex {
+			ex[i] = smallExchange(next)
+			next++
+		}
+		writeAll(b, st, ex...)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(next), "ns/exchange")
+	b.ReportMetric(float64((processCPU(b)-cpu0).Nanoseconds())/float64(next), "cpu-ns/exchange")
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unsafe"
 )
 
 // Exchange is one recorded client request: the history row, and in a detail view its
@@ -145,18 +146,28 @@ func redactExchange(e *Exchange, r *Redactor) {
 	}
 }
 
-// upsertExchange is the row write. A finished record replaces the started one in place, so
-// the row keeps its seq (and a paging cursor never sees it twice); a started record arriving
-// after its finished one (two writers racing at shutdown) changes nothing.
-const upsertExchange = `INSERT INTO exchanges (
+// exchangeColumns are the columns of a row write, bound in this order (exchangeWriter.write).
+const exchangeColumns = `(
 	id, state, route, method, path, user_agent, remote_addr, session_id, model, model_sent, stream,
 	account_id, account_name, start_ns, first_byte_ns, end_ns, duration_ns, ttfb_ns,
 	status, error_type, error_message, stream_outcome, stop_reason,
 	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
 	context_limit, tokens_before, tokens_after, pressure_before, pressure_after,
 	layers, tokens_saved, signature_recoveries, cross_model_dropped, signatures, tool_use_ids,
-	bytes_in, bytes_out, has_bodies, bodies_truncated, client_protocol, upstream_protocol)
-VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+	bytes_in, bytes_out, has_bodies, bodies_truncated, attempts, client_protocol, upstream_protocol)
+VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+
+// insertExchange writes a row the table does not hold yet, which is most of them: a request
+// that started and finished within one batch is written once, finished. Its seq is the
+// statement's last insert id. It is tried first because it costs a third less than the
+// upsert (no RETURNING, no statement journal), and a row that exists already (its started
+// record was written by an earlier batch) changes nothing and falls to the upsert.
+const insertExchange = `INSERT OR IGNORE INTO exchanges ` + exchangeColumns
+
+// upsertExchange is the row write. A finished record replaces the started one in place, so
+// the row keeps its seq (and a paging cursor never sees it twice); a started record arriving
+// after its finished one (two writers racing at shutdown) changes nothing.
+const upsertExchange = `INSERT INTO exchanges ` + exchangeColumns + `
 ON CONFLICT (id) DO UPDATE SET
 	state=excluded.state, route=excluded.route, method=excluded.method, path=excluded.path,
 	user_agent=excluded.user_agent, remote_addr=excluded.remote_addr, session_id=excluded.session_id,
@@ -175,7 +186,7 @@ ON CONFLICT (id) DO UPDATE SET
 	signatures=excluded.signatures, tool_use_ids=excluded.tool_use_ids,
 	bytes_in=excluded.bytes_in, bytes_out=excluded.bytes_out,
 	has_bodies=max(has_bodies, excluded.has_bodies), bodies_truncated=excluded.bodies_truncated,
-	client_protocol=excluded.client_protocol, upstream_protocol=excluded.upstream_protocol
+	attempts=excluded.attempts, client_protocol=excluded.client_protocol, upstream_protocol=excluded.upstream_protocol
 WHERE exchanges.state != 'finished' OR excluded.state = 'finished'
 RETURNING seq`
 
@@ -204,8 +215,17 @@ func (st *Store) WriteExchanges(ctx context.Context, batch []Exchange) error {
 	}
 	defer w.close()
 	w.redactor = st.redactor
+	// The statements run without ctx's cancellation, which is checked between exchanges
+	// instead: given a context that can be cancelled, the driver starts a goroutine per
+	// statement to interrupt it, and that cost as much as a small exchange's row. The
+	// transaction holds the write lock from BEGIN (_txlock=immediate), so no statement in it
+	// waits for another connection.
+	stmtCtx := context.WithoutCancel(ctx)
 	for i := range batch {
-		if err := w.write(ctx, batch[i]); err != nil {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("write exchanges: %w", err)
+		}
+		if err := w.write(stmtCtx, batch[i]); err != nil {
 			return fmt.Errorf("write exchange %s: %w", batch[i].ID, err)
 		}
 	}
@@ -217,22 +237,21 @@ func (st *Store) WriteExchanges(ctx context.Context, batch []Exchange) error {
 }
 
 const (
-	insertAttempt = `INSERT OR REPLACE INTO exchange_attempts (exchange_seq, n, account_id, account_name, status, error, start_ns, duration_ns) VALUES (?,?,?,?,?,?,?,?)`
-	insertStep    = `INSERT OR REPLACE INTO exchange_compaction (exchange_seq, n, layer, tokens_before, tokens_after, raw_before, raw_after, items, duration_ns, cache_hit) VALUES (?,?,?,?,?,?,?,?,?,?)`
-	upsertBodies  = `INSERT INTO exchange_bodies (exchange_seq, request, forwarded, reply) VALUES (?,?,?,?)
+	insertStep   = `INSERT OR REPLACE INTO exchange_compaction (exchange_seq, n, layer, tokens_before, tokens_after, raw_before, raw_after, items, duration_ns, cache_hit) VALUES (?,?,?,?,?,?,?,?,?,?)`
+	upsertBodies = `INSERT INTO exchange_bodies (exchange_seq, request, forwarded, reply) VALUES (?,?,?,?)
 			ON CONFLICT (exchange_seq) DO UPDATE SET request=excluded.request, forwarded=excluded.forwarded, reply=excluded.reply`
 )
 
 // writerStatements are every statement a batch write runs, prepared before its transaction
 // begins (bodyMemory.prepare).
 func writerStatements() []string {
-	return []string{upsertExchange, insertAttempt, insertStep, upsertBodies, lookupChunk, insertChunk}
+	return []string{insertExchange, upsertExchange, insertStep, upsertBodies, lookupChunk, insertChunk, sweepGeneration}
 }
 
 type exchangeWriter struct {
-	upsert, attempt, step, body *sql.Stmt
-	redactor                    *Redactor // the store's; nil masks patterns only
-	chunks                      *bodyWriter
+	insert, upsert, step, body *sql.Stmt
+	redactor                   *Redactor // the store's; nil masks patterns only
+	chunks                     *bodyWriter
 }
 
 func prepareWriter(ctx context.Context, tx *sql.Tx, mem *bodyMemory) (*exchangeWriter, error) {
@@ -245,8 +264,8 @@ func prepareWriter(ctx context.Context, tx *sql.Tx, mem *bodyMemory) (*exchangeW
 		dst  **sql.Stmt
 		text string
 	}{
+		{&w.insert, insertExchange},
 		{&w.upsert, upsertExchange},
-		{&w.attempt, insertAttempt},
 		{&w.step, insertStep},
 		{&w.body, upsertBodies},
 	} {
@@ -261,7 +280,7 @@ func prepareWriter(ctx context.Context, tx *sql.Tx, mem *bodyMemory) (*exchangeW
 }
 
 func (w *exchangeWriter) close() {
-	for _, s := range []*sql.Stmt{w.upsert, w.attempt, w.step, w.body} {
+	for _, s := range []*sql.Stmt{w.insert, w.upsert, w.step, w.body} {
 		if s != nil {
 			s.Close() //nolint:errcheck // closing a prepared statement of a finished tx
 		}
@@ -277,32 +296,44 @@ func (w *exchangeWriter) write(ctx context.Context, e Exchange) error {
 	if err != nil {
 		return err
 	}
-	var seq int64
-	err = w.upsert.QueryRowContext(ctx,
+	attempts := ""
+	if e.State == "finished" {
+		attempts = attemptsColumn(e.Attempts)
+	}
+	args := []any{
 		e.ID, e.State, e.Route, e.Method, e.Path, e.UserAgent, e.RemoteAddr, e.SessionID, e.Model, e.ModelSent, e.Stream,
 		e.AccountID, e.AccountName, nanos(e.Start), nanos(e.FirstByte), nanos(e.End), int64(e.Duration), int64(e.TTFB),
 		e.Status, e.ErrorType, e.ErrorMessage, e.StreamOutcome, e.StopReason,
 		e.InputTokens, e.OutputTokens, e.CacheReadTokens, e.CacheWriteTokens,
 		e.ContextLimit, e.TokensBefore, e.TokensAfter, e.PressureBefore, e.PressureAfter,
 		strings.Join(e.Layers, ","), e.TokensSaved, e.SignatureRecoveries, e.CrossModelDropped, e.Signatures, string(toolIDs),
-		e.BytesIn, e.BytesOut, hasBodies, e.BodiesTruncated, e.ClientProtocol, e.UpstreamProtocol,
-	).Scan(&seq)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil // a late "started" record never overwrites the finished one
+		e.BytesIn, e.BytesOut, hasBodies, e.BodiesTruncated, attempts, e.ClientProtocol, e.UpstreamProtocol,
 	}
+	res, err := w.insert.ExecContext(ctx, args...)
 	if err != nil {
-		return fmt.Errorf("upsert: %w", err)
+		return fmt.Errorf("insert: %w", err)
+	}
+	var seq int64
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("insert: %w", err)
+	} else if n == 1 {
+		if seq, err = res.LastInsertId(); err != nil {
+			return fmt.Errorf("insert: %w", err)
+		}
+	} else {
+		err = w.upsert.QueryRowContext(ctx, args...).Scan(&seq)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil // a late "started" record never overwrites the finished one
+		}
+		if err != nil {
+			return fmt.Errorf("upsert: %w", err)
+		}
 	}
 	if e.State != "finished" {
 		return nil // attempts, steps and bodies are only known at the end
 	}
-	// A finished row is written once (a failed batch rolls back whole), so its attempts and
-	// steps are new; OR REPLACE keeps a repeated write harmless without a DELETE per row.
-	for i, a := range e.Attempts {
-		if _, err := w.attempt.ExecContext(ctx, seq, i, a.AccountID, a.AccountName, a.Status, a.Error, nanos(a.Start), int64(a.Duration)); err != nil {
-			return fmt.Errorf("attempt %d: %w", i, err)
-		}
-	}
+	// A finished row is written once (a failed batch rolls back whole), so its steps are new;
+	// OR REPLACE keeps a repeated write harmless without a DELETE per row.
 	for i, c := range e.Compaction {
 		if _, err := w.step.ExecContext(ctx, seq, i, c.Layer, c.TokensBefore, c.TokensAfter, c.RawBefore, c.RawAfter, c.Items, int64(c.Duration), c.CacheHit); err != nil {
 			return fmt.Errorf("compaction step %d: %w", i, err)
@@ -320,7 +351,9 @@ func (w *exchangeWriter) write(ctx context.Context, e Exchange) error {
 		if i == 2 {
 			session = "" // a reply does not repeat the previous one
 		}
-		if blobs[i], err = w.chunks.put(ctx, i, session, []byte(text), w.redactor); err != nil {
+		// put reads the text in place: a copy of an 800 KB body was the largest cost left
+		// of a large exchange.
+		if blobs[i], err = w.chunks.put(ctx, i, session, unsafe.Slice(unsafe.StringData(text), len(text)), w.redactor); err != nil {
 			return fmt.Errorf("body: %w", err)
 		}
 	}
@@ -328,6 +361,50 @@ func (w *exchangeWriter) write(ctx context.Context, e Exchange) error {
 		return fmt.Errorf("bodies: %w", err)
 	}
 	return nil
+}
+
+// attemptRow is one attempt in an exchange's attempts column (migrations/007), named as the
+// columns of exchange_attempts, which holds the attempts of rows written before it.
+type attemptRow struct {
+	AccountID   int64  `json:"account_id"`
+	AccountName string `json:"account_name"`
+	Status      int    `json:"status"`
+	Error       string `json:"error"`
+	StartNs     int64  `json:"start_ns"`
+	DurationNs  int64  `json:"duration_ns"`
+}
+
+// attemptsColumn encodes a finished exchange's attempts for its row, as json.Marshal encodes
+// []attemptRow (TestAttemptsColumnIsEncodingJSON) but without reflection: "[]" when it had
+// none, so that only rows from before migration 007 hold ”.
+func attemptsColumn(as []Attempt) string {
+	b := make([]byte, 0, 160*len(as)+2)
+	b = append(b, '[')
+	for i, a := range as {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendInt(append(b, `{"account_id":`...), a.AccountID)
+		b = appendJSONString(append(b, `,"account_name":`...), a.AccountName)
+		b = appendInt(append(b, `,"status":`...), int64(a.Status))
+		b = appendJSONString(append(b, `,"error":`...), a.Error)
+		b = appendInt(append(b, `,"start_ns":`...), nanos(a.Start))
+		b = append(appendInt(append(b, `,"duration_ns":`...), int64(a.Duration)), '}')
+	}
+	return string(append(b, ']'))
+}
+
+// parseAttempts decodes an attempts column.
+func parseAttempts(col string) ([]Attempt, error) {
+	var rows []attemptRow
+	if err := json.Unmarshal([]byte(col), &rows); err != nil {
+		return nil, fmt.Errorf("attempts: %w", err)
+	}
+	as := make([]Attempt, len(rows))
+	for i, r := range rows {
+		as[i] = Attempt{AccountID: r.AccountID, AccountName: r.AccountName, Status: r.Status, Error: r.Error, Start: fromNanos(r.StartNs), Duration: time.Duration(r.DurationNs)}
+	}
+	return as, nil
 }
 
 func nonNil[T any](s []T) []T {

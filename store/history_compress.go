@@ -15,26 +15,31 @@ var flateWriters = sync.Pool{New: func() any {
 	return w
 }}
 
-// Stored bodies start with a format byte. Small bodies are kept raw: DEFLATE's block headers
-// and Huffman tables cost more than they save below about a kilobyte, and building them
-// dominated the writer's time at small sizes.
+// Stored bodies start with a format byte. Small bodies are kept raw: DEFLATE builds its
+// Huffman tables for every body, 20–40 µs whatever the size below a few kilobytes
+// (BenchmarkWriteSmallExchanges: it was the largest cost of a ~1 KB exchange, more than its
+// rows), while what it saves on such a body is a kilobyte or two.
 const (
 	bodyRaw     = 0
 	bodyDeflate = 1
 	// minCompress is the size from which a body is compressed.
-	minCompress = 1024
+	minCompress = 4 << 10
 )
 
-func compress(b []byte) ([]byte, error) {
+// compress appends the stored form of b (format byte, then the bytes raw or compressed) to
+// dst[:0] and returns it: the writer passes its own buffer, reused from row to row, since the
+// driver copies a blob when it binds it.
+func compress(dst, b []byte) ([]byte, error) {
+	dst = dst[:0]
 	if len(b) < minCompress {
-		return append([]byte{bodyRaw}, b...), nil
+		return append(append(dst, bodyRaw), b...), nil
 	}
-	var buf bytes.Buffer
+	buf := bytes.NewBuffer(dst)
 	buf.Grow(len(b)/4 + 64)
 	buf.WriteByte(bodyDeflate)
 	w := flateWriters.Get().(*flate.Writer)
 	defer flateWriters.Put(w)
-	w.Reset(&buf)
+	w.Reset(buf)
 	if _, err := w.Write(b); err != nil {
 		return nil, err
 	}

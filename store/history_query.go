@@ -201,25 +201,20 @@ func (st *Store) Exchange(ctx context.Context, id string) (Exchange, error) {
 
 func (st *Store) loadDetail(ctx context.Context, e *Exchange) error {
 	e.Attempts, e.Compaction = []Attempt{}, []CompactionStep{}
-	rows, err := st.db.QueryContext(ctx, `SELECT account_id, account_name, status, error, start_ns, duration_ns
-		FROM exchange_attempts WHERE exchange_seq = ? ORDER BY n`, e.Seq)
-	if err != nil {
+	var attempts string
+	if err := st.db.QueryRowContext(ctx, `SELECT attempts FROM exchanges WHERE seq = ?`, e.Seq).Scan(&attempts); err != nil {
 		return fmt.Errorf("attempts: %w", err)
 	}
-	for rows.Next() {
-		var a Attempt
-		var start, dur int64
-		if err := rows.Scan(&a.AccountID, &a.AccountName, &a.Status, &a.Error, &start, &dur); err != nil {
-			rows.Close() //nolint:errcheck
-			return fmt.Errorf("attempts: %w", err)
+	if attempts != "" {
+		as, err := parseAttempts(attempts)
+		if err != nil {
+			return err
 		}
-		a.Start, a.Duration = fromNanos(start), time.Duration(dur)
-		e.Attempts = append(e.Attempts, a)
+		e.Attempts = as
+	} else if err := st.loadAttemptRows(ctx, e); err != nil { // a row from before migration 007
+		return err
 	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return fmt.Errorf("attempts: %w", err)
-	}
-	rows, err = st.db.QueryContext(ctx, `SELECT layer, tokens_before, tokens_after, raw_before, raw_after, items, duration_ns, cache_hit
+	rows, err := st.db.QueryContext(ctx, `SELECT layer, tokens_before, tokens_after, raw_before, raw_after, items, duration_ns, cache_hit
 		FROM exchange_compaction WHERE exchange_seq = ? ORDER BY n`, e.Seq)
 	if err != nil {
 		return fmt.Errorf("compaction steps: %w", err)
@@ -258,6 +253,29 @@ func (st *Store) loadDetail(ctx context.Context, e *Exchange) error {
 		}
 	}
 	e.Bodies = &b
+	return nil
+}
+
+// loadAttemptRows reads the attempts of a row written before migration 007 from their table.
+func (st *Store) loadAttemptRows(ctx context.Context, e *Exchange) error {
+	rows, err := st.db.QueryContext(ctx, `SELECT account_id, account_name, status, error, start_ns, duration_ns
+		FROM exchange_attempts WHERE exchange_seq = ? ORDER BY n`, e.Seq)
+	if err != nil {
+		return fmt.Errorf("attempts: %w", err)
+	}
+	for rows.Next() {
+		var a Attempt
+		var start, dur int64
+		if err := rows.Scan(&a.AccountID, &a.AccountName, &a.Status, &a.Error, &start, &dur); err != nil {
+			rows.Close() //nolint:errcheck
+			return fmt.Errorf("attempts: %w", err)
+		}
+		a.Start, a.Duration = fromNanos(start), time.Duration(dur)
+		e.Attempts = append(e.Attempts, a)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return fmt.Errorf("attempts: %w", err)
+	}
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"os"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -42,8 +43,38 @@ func TestRetentionByAgeDropsBodiesFirst(t *testing.T) {
 			t.Errorf("%s attempts = %d; want 2 (metadata kept with the row)", tc.id, len(e.Attempts))
 		}
 	}
-	if n := countRows(t, st, "exchange_attempts"); n != 6 {
-		t.Errorf("attempt rows = %d; want 6 (the deleted exchange's went with it)", n)
+}
+
+// Rows written before migration 007 keep their attempts in exchange_attempts: they read back
+// from there, and go with their exchange when retention deletes it.
+func TestAttemptsOfRowsFromBeforeMigration007(t *testing.T) {
+	st, _ := openTemp(t)
+	ctx := context.Background()
+	old := fullExchange(0, testNow.Add(-100*24*time.Hour))
+	writeAll(t, st, old, fullExchange(1, testNow))
+	for _, q := range []string{ // exchange 0 as the writer before 007 left it
+		`INSERT INTO exchange_attempts (exchange_seq, n, account_id, account_name, status, error, start_ns, duration_ns)
+			SELECT e.seq, a.key, a.value ->> 'account_id', a.value ->> 'account_name', a.value ->> 'status',
+				a.value ->> 'error', a.value ->> 'start_ns', a.value ->> 'duration_ns'
+			FROM exchanges e, json_each(e.attempts) a WHERE e.id = 'lh_000000'`,
+		`UPDATE exchanges SET attempts = '' WHERE id = 'lh_000000'`,
+	} {
+		if _, err := st.db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	e, err := st.Exchange(ctx, "lh_000000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(e.Attempts, old.Attempts) {
+		t.Errorf("attempts of a row from before 007 = %+v; want %+v", e.Attempts, old.Attempts)
+	}
+	if _, err := st.ApplyRetention(ctx, Retention{MetadataAge: 90 * 24 * time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	if n := countRows(t, st, "exchange_attempts"); n != 0 {
+		t.Errorf("attempt rows after retention deleted their exchange = %d; want 0", n)
 	}
 }
 

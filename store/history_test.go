@@ -443,7 +443,7 @@ func TestHistoryMigrationUpgradesAnExistingDatabase(t *testing.T) {
 	}
 	for _, q := range []string{
 		`DROP TABLE exchange_bodies`, `DROP TABLE exchange_compaction`, `DROP TABLE exchange_attempts`, `DROP TABLE exchanges`,
-		`DELETE FROM schema_migrations WHERE name IN ('002_history.sql', '006_account_kinds.sql')`,
+		`DELETE FROM schema_migrations WHERE name IN ('002_history.sql', '006_account_kinds.sql', '007_attempts_in_row.sql')`,
 	} {
 		if _, err := st.db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)

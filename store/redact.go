@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"sync"
+	"unsafe"
 )
 
 // Redact replaces key-shaped strings in b with a masked form before anything reaches the
@@ -15,26 +16,37 @@ import (
 // never become the place a key leaks from. The masked form keeps the kind and the last four
 // characters ("sk-ant-…wxyz"), enough to tell keys apart, as the accounts view does.
 //
-// It returns b itself when nothing matched (the common case costs a few bytes.Index scans),
-// else a new slice. Redact is idempotent: a masked value never matches again.
+// It returns b itself when nothing matched, else a new slice. Redact is idempotent: a masked
+// value never matches again.
+//
+// Markers are found in one pass that looks at every second position only: every marker is at
+// least three bytes long, so one of its first two byte pairs starts at an even position, and a
+// bit set of those pairs (markerPairs, every case of the case-folded markers) lets almost every
+// position pass with one test. Searching for each marker apart stopped at every "a" and "s"
+// of the text and made redaction the history writer's largest cost (BenchmarkRedact).
 func Redact(b []byte) []byte {
 	var out []byte // nil until the first match
-	last := 0      // b[last:] not yet copied to out
-	emit := func(start, end int, masked []byte) {
-		if out == nil {
-			out = make([]byte, 0, len(b))
+	last := 0      // b[last:] not yet copied to out; no secret starts before it
+	for i := 1; i < len(b); i += 2 {
+		pair := uint16(b[i-1]) | uint16(b[i])<<8
+		if markerPairs[pair/64]&(1<<(pair%64)) == 0 {
+			continue
 		}
-		out = append(append(out, b[last:start]...), masked...)
-		last = end
-	}
-	sc := newScanner(b)
-	for i := 0; i < len(b); {
-		start, end, keep := sc.find(i)
-		if start < 0 {
+		// A marker whose first pair is at i-1 or whose second is: it starts at i-1 or i-2.
+		for at := max(i-2, last); at < i; at++ {
+			start, end, keep, ok := secretFrom(b, at)
+			if !ok {
+				continue
+			}
+			if out == nil {
+				out = make([]byte, 0, len(b))
+			}
+			out = append(append(out, b[last:start]...), mask(b[start:end], keep)...)
+			last = end
+			i = end | 1 // the pairs from end on (the loop adds 2: the next one starts at end or end+1)
+			i -= 2
 			break
 		}
-		emit(start, end, mask(b[start:end], keep))
-		i = end
 	}
 	if out == nil {
 		return b
@@ -42,10 +54,59 @@ func Redact(b []byte) []byte {
 	return append(out, b[last:]...)
 }
 
+// secretFrom reports whether a marker starts at at with a secret after it, and the span to mask.
+func secretFrom(b []byte, at int) (start, end, keep int, ok bool) {
+	for _, m := range markers {
+		if len(b)-at < len(m.text) {
+			continue
+		}
+		w := b[at : at+len(m.text)]
+		if m.foldCase && !bytes.EqualFold(w, []byte(m.text)) || !m.foldCase && string(w) != m.text {
+			continue
+		}
+		return secretAt(b, at, m) // markers never overlap at one position: the first is the one
+	}
+	return 0, 0, 0, false
+}
+
+// markerPairs is the bit set of the byte pairs at offsets 0 and 1 of every marker, in every
+// mix of case for the case-folded ones (a constant table, like gear in bodies.go).
+var markerPairs = func() (set [1 << 16 / 64]uint64) {
+	add := func(x, y byte) {
+		p := uint16(x) | uint16(y)<<8
+		set[p/64] |= 1 << (p % 64)
+	}
+	cases := func(c byte, fold bool) []byte {
+		if !fold || c < 'a' || c > 'z' {
+			return []byte{c}
+		}
+		return []byte{c, c - 'a' + 'A'}
+	}
+	for _, m := range markers {
+		for off := 0; off < 2; off++ {
+			for _, x := range cases(m.text[off], m.foldCase) {
+				for _, y := range cases(m.text[off+1], m.foldCase) {
+					add(x, y)
+				}
+			}
+		}
+	}
+	return set
+}()
+
 // RedactString is Redact for text fields.
-func RedactString(s string) string {
-	r := Redact([]byte(s))
-	if len(r) == len(s) && string(r) == s {
+func RedactString(s string) string { return redactString(s, Redact) }
+
+// redactString runs redact, which never writes to its argument and returns it when it masks
+// nothing, over the bytes of s in place: a record's text fields are redacted for every
+// exchange, and copying each into a []byte first cost more than scanning it.
+func redactString(s string, redact func([]byte) []byte) string {
+	if s == "" {
+		return s
+	}
+	b := unsafe.Slice(unsafe.StringData(s), len(s))
+	r := redact(b)
+	if len(r) == len(b) && &r[0] == &b[0] {
 		return s
 	}
 	return string(r)
@@ -69,68 +130,6 @@ var markers = []marker{
 	{text: "api-key", foldCase: true, separators: " \t\"':=\\"},
 	{text: "api_key", foldCase: true, separators: " \t\"':=\\"},
 	{text: "apikey", foldCase: true, separators: " \t\"':=\\"},
-}
-
-// scanner finds secrets left to right. next[i] caches where markers[i] next occurs (-1: no
-// more), so text full of near misses ("task-", "bearers") stays linear.
-type scanner struct {
-	b    []byte
-	next []int
-}
-
-func newScanner(b []byte) *scanner {
-	sc := &scanner{b: b, next: make([]int, len(markers))}
-	for i, m := range markers {
-		sc.next[i] = indexMarker(b, m)
-	}
-	return sc
-}
-
-// find returns the first secret at or after from: [start, end) is the span to mask, of which
-// the first keep bytes stay visible (the "sk-ant-" of a key).
-func (sc *scanner) find(from int) (start, end, keep int) {
-	for {
-		best := -1
-		for i, m := range markers {
-			if sc.next[i] >= 0 && sc.next[i] < from {
-				if at := indexMarker(sc.b[from:], m); at >= 0 {
-					sc.next[i] = from + at
-				} else {
-					sc.next[i] = -1
-				}
-			}
-			if sc.next[i] >= 0 && (best < 0 || sc.next[i] < sc.next[best]) {
-				best = i
-			}
-		}
-		if best < 0 {
-			return -1, 0, 0
-		}
-		at := sc.next[best]
-		if s, e, k, ok := secretAt(sc.b, at, markers[best]); ok {
-			return s, e, k
-		}
-		from = at + 1 // a marker without a secret after it: keep looking
-	}
-}
-
-func indexMarker(b []byte, m marker) int {
-	if !m.foldCase {
-		return bytes.Index(b, []byte(m.text))
-	}
-	// Case-insensitive search for an ASCII marker: find its first letter in either case.
-	lower, upper := m.text[0], m.text[0]-'a'+'A'
-	for i := 0; i+len(m.text) <= len(b); i++ {
-		j := bytes.IndexAny(b[i:], string([]byte{lower, upper}))
-		if j < 0 {
-			return -1
-		}
-		i += j
-		if i+len(m.text) <= len(b) && bytes.EqualFold(b[i:i+len(m.text)], []byte(m.text)) {
-			return i
-		}
-	}
-	return -1
 }
 
 // secretAt checks the text after a marker found at i and returns the span to mask.
@@ -269,13 +268,7 @@ func (r *Redactor) knownNow() *knownSet {
 func redactWith(known *knownSet, b []byte) []byte { return Redact(known.redact(b)) }
 
 // RedactString is Redact for text fields.
-func (r *Redactor) RedactString(s string) string {
-	out := r.Redact([]byte(s))
-	if len(out) == len(s) && string(out) == s {
-		return s
-	}
-	return string(out)
-}
+func (r *Redactor) RedactString(s string) string { return redactString(s, r.Redact) }
 
 // knownSet finds many fixed strings in one pass. Every form is at least minKnownSecret (8)
 // bytes long, so wherever one occurs, one of its first four 4-byte windows starts at a

@@ -190,3 +190,48 @@ func TestStoreRedactExchangeMasksKnownSecretsForTheLiveView(t *testing.T) {
 		t.Error("RedactExchange modified the caller's attempts")
 	}
 }
+
+// TestRedactFindsWhatAPerPositionScanFinds checks Redact's strided pass (byte pairs at every
+// second position) against a scan that tries every marker at every position, on texts full
+// of markers in every case, at every alignment, near misses and real secrets back to back.
+func TestRedactFindsWhatAPerPositionScanFinds(t *testing.T) {
+	naive := func(b []byte) []byte {
+		var out []byte
+		last := 0
+		for at := 0; at < len(b); at++ {
+			start, end, keep, ok := secretFrom(b, at)
+			if !ok || start < last {
+				continue
+			}
+			out = append(append(out, b[last:start]...), mask(b[start:end], keep)...)
+			last, at = end, end-1
+		}
+		return append(out, b[last:]...)
+	}
+	pieces := []string{
+		"sk-", "sk-ant-", "task-", "AIza", "aiza", "Bearer ", "BEARER\t", "bEaReR", "bearers", "api-key", "API_KEY=", "ApiKey: ",
+		"x-api-key\":\"", "abcdefghijklmnopqrstuvwx", "0123456789AB", "Zz09_-", ".~+/=", " ", "\"", ",", "é", "K",
+	}
+	seed := uint32(7)
+	next := func(n int) int { seed = seed*1664525 + 1013904223; return int(seed>>8) % n }
+	masked := 0
+	for round := 0; round < 20000; round++ {
+		var text []byte
+		for range 1 + next(3) { // shift the alignment of everything that follows
+			text = append(text, 'q')
+		}
+		for len(text) < 120 {
+			text = append(text, pieces[next(len(pieces))]...)
+		}
+		got, want := Redact(text), naive(text)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("Redact(%q) = %q; want %q", text, got, want)
+		}
+		if !bytes.Equal(got, text) {
+			masked++
+		}
+	}
+	if masked < 1000 {
+		t.Fatalf("only %d of 20000 texts had a secret to mask; the test needs more", masked)
+	}
+}

@@ -60,6 +60,12 @@ func (f *Feed) Publish(name string, v any) {
 	if err != nil {
 		return // only our own plain structs are published
 	}
+	f.PublishJSON(name, data)
+}
+
+// PublishJSON sends data, v's JSON encoding already made, to every subscriber; they share it,
+// so the caller must not modify it afterwards.
+func (f *Feed) PublishJSON(name string, data json.RawMessage) {
 	e := Event{Name: name, Data: data}
 	f.mu.Lock()
 	defer f.mu.Unlock()

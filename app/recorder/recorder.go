@@ -175,8 +175,10 @@ func (r *Recorder) Observe(ex proxy.Exchange) {
 		r.dropped.Add(1)
 	}
 	// The writer sleeps between ticks rather than waking for every record: two context
-	// switches per request would cost more than the whole hand-off.
-	if len(r.queue) >= r.opts.BatchRows {
+	// switches per request would cost more than the whole hand-off. It is woken early when a
+	// batch is full, or when the bodies waiting reach half their budget: sequential 800 KB
+	// requests fill the budget within a tick, and the bodies of the rest of it were dropped.
+	if len(r.queue) >= r.opts.BatchRows || q.bodyBytes > 0 && r.bodyBytes.Load() >= r.opts.QueueBytes/2 {
 		select {
 		case r.kick <- struct{}{}:
 		default:

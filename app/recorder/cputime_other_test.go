@@ -1,0 +1,11 @@
+//go:build !unix
+
+package recorder
+
+import (
+	"testing"
+	"time"
+)
+
+// processCPU is not measured here: benchmarks report 0 CPU time.
+func processCPU(testing.TB) time.Duration { return 0 }
