@@ -7,10 +7,13 @@ import (
 	"encoding/base64"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"longhaul/app/bundle"
+	"longhaul/app/cli"
 	"longhaul/app/recorder"
 	"longhaul/store"
 )
@@ -119,5 +122,56 @@ func TestDoorServesARedactedReproBundle(t *testing.T) {
 	}
 	if fromWindow, err := base64.StdEncoding.DecodeString(encoded); err != nil || !bytes.Equal(fromWindow, zipped) {
 		t.Errorf("History.Bundle = %d bytes (%v); want the door's zip", len(fromWindow), err)
+	}
+}
+
+// What a maintainer does with a report: `longhaul replay bundle.zip` against a Longhaul in
+// front of the scripted upstream sends the upstream what the reporter's Longhaul sent it.
+func TestReplayOfABundleReproducesTheForwardedBody(t *testing.T) {
+	f := newFixture(t, recorder.Options{})
+	ctx := context.Background()
+	if _, err := f.st.AddAccount(ctx, store.Account{Label: "work", BaseURL: f.up.URL, Secret: "sk-ant-api03-replay-test-account-6060-wxyz", Enabled: true, Weight: 1}); err != nil {
+		t.Fatal(err)
+	}
+	// A mapped model: what went upstream is not what the client sent.
+	if _, err := f.st.SetSetting(ctx, "proxy.model_map", `[{"pattern":"claude-sonnet-*","model":"claude-mapped-for-replay"}]`); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.app.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	resp := f.post(t, messagesBody(false, "replayed"))
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("proxy answered %d", resp.StatusCode)
+	}
+	id := resp.Header.Get("Longhaul-Request-Id")
+	f.waitRecorded(t, id)
+	first := f.up.LastRequest()
+	if !bytes.Contains(first.Body, []byte(`"claude-mapped-for-replay"`)) {
+		t.Fatalf("the upstream got %s; want the mapped model", first.Body)
+	}
+
+	var zipped bytes.Buffer
+	if err := f.app.WriteBundle(ctx, id, &zipped); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "bundle.zip")
+	if err := os.WriteFile(path, zipped.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	c := &cli.CLI{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut}
+	if err := c.Run(ctx, []string{"replay", path, "--base-url", f.front.URL}); err != nil {
+		t.Fatalf("replay = %v (%s)", err, errOut.String())
+	}
+	reqs := f.up.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the upstream got %d requests; want the original and the replay", len(reqs))
+	}
+	if !bytes.Equal(reqs[1].Body, first.Body) || reqs[1].Path != first.Path {
+		t.Errorf("replay reached the upstream as %s %s; the original as %s %s", reqs[1].Path, reqs[1].Body, first.Path, first.Body)
+	}
+	if !strings.Contains(out.String(), `"type":"message"`) {
+		t.Errorf("replay printed %q; want the reply", out.String())
 	}
 }
