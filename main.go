@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"syscall"
@@ -74,7 +75,7 @@ func run(args []string) int {
 		return runCommand(ctx, o)
 	}
 	if len(o.args) > 0 {
-		fmt.Fprintf(os.Stderr, "longhaul: unknown command %q (try: account, settings, history, --headless)\n", o.args[0])
+		fmt.Fprintf(os.Stderr, "longhaul: unknown command %q (try: account, settings, history, replay, --headless)\n", o.args[0])
 		return 2
 	}
 	if !o.headless {
@@ -117,7 +118,8 @@ func runCommand(ctx context.Context, o options) int {
 	// where keys are kept itself).
 	quiet := store.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 	open := func(ctx context.Context, dataDir string) (*store.Store, error) { return openStore(ctx, dataDir, quiet) }
-	c := &cli.CLI{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, DataDir: o.dataDir, Open: open}
+	c := &cli.CLI{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, DataDir: o.dataDir, Open: open,
+		Version: version, GOOS: runtime.GOOS, GOARCH: runtime.GOARCH}
 	if err := c.Run(ctx, o.args); err != nil {
 		if !errors.Is(err, cli.ErrUsage) {
 			fmt.Fprintln(os.Stderr, "longhaul:", err)

@@ -3,12 +3,15 @@ package app
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"time"
 
+	"longhaul/app/bundle"
 	"longhaul/app/recorder"
 	"longhaul/store"
 )
@@ -65,6 +68,42 @@ func (a *App) ExportHistory(ctx context.Context, q map[string]string, w io.Write
 		return 0, err
 	}
 	return a.store.ExportExchanges(ctx, f, w)
+}
+
+// Bundle returns the repro bundle of one exchange (app/bundle), base64-encoded: the window's
+// bindings carry JSON. The HTTP door serves the zip itself (GET /longhaul/v1/history/{id}/bundle).
+func (h *History) Bundle(id string) (string, error) {
+	var buf bytes.Buffer
+	if err := h.app.WriteBundle(h.ctx(), id, &buf); err != nil {
+		return "", err
+	}
+	return base64.StdEncoding.EncodeToString(buf.Bytes()), nil
+}
+
+// WriteBundle writes the repro bundle of exchange id to w: its bodies, reply, attempts and
+// compaction steps, the settings without secrets, this build's version and platform, with
+// the client key, every account key and key-shaped strings masked (app/bundle). An unknown id
+// fails with store.ErrNotFound before anything is written.
+func (a *App) WriteBundle(ctx context.Context, id string, w io.Writer) error {
+	ex, err := a.store.Exchange(ctx, id)
+	if err != nil {
+		return err
+	}
+	settings, err := a.store.Settings(ctx)
+	if err != nil {
+		return fmt.Errorf("bundle of %s: %w", id, err)
+	}
+	accounts, err := a.store.Accounts(ctx)
+	if err != nil {
+		return fmt.Errorf("bundle of %s: %w", id, err)
+	}
+	var secrets []string
+	for _, acct := range accounts {
+		if acct.Secret != "" {
+			secrets = append(secrets, acct.Secret)
+		}
+	}
+	return bundle.Write(w, ex, settings, bundle.Meta{Version: a.version, GOOS: runtime.GOOS, GOARCH: runtime.GOARCH}, secrets)
 }
 
 // Sessions lists the sessions seen since q's since (RFC 3339), most recent first, at most

@@ -1,6 +1,6 @@
 // Package cli is Longhaul's scripting interface: `longhaul account|settings|history …` edit and
 // read a data dir's store directly. A running instance on the same data dir notices the change
-// (store.Watch) and applies it.
+// (store.Watch) and applies it. `longhaul replay` re-sends a repro bundle (app/bundle).
 package cli
 
 import (
@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,6 +27,11 @@ type CLI struct {
 	DataDir string
 	// Open opens the store of a data dir.
 	Open func(ctx context.Context, dataDir string) (*store.Store, error)
+	// Version, GOOS and GOARCH describe this build in a repro bundle (runtime.GOOS, GOARCH).
+	Version, GOOS, GOARCH string
+	// HTTPClient sends `replay`'s request. Nil: a client with no overall timeout (a stream
+	// lasts as long as it lasts; the context cancels it).
+	HTTPClient *http.Client
 }
 
 // ErrUsage marks a command line that could not be understood; the usage has
@@ -45,11 +51,17 @@ const usage = `usage:
   longhaul settings set KEY VALUE|-   (- reads the value from stdin, e.g. proxy.client_key)
   longhaul settings reset KEY
   longhaul history export [--since RFC3339] [--session ID]   (JSON Lines to stdout)
-Every subcommand accepts --data-dir DIR.`
+  longhaul history bundle ID > bundle.zip
+      (the request's repro bundle for a bug report: bodies, reply, attempts, compaction steps,
+      settings, version; the client key, account keys and key-shaped strings masked)
+  longhaul replay BUNDLE.zip --base-url URL [--key KEY|-]
+      (re-sends the bundle's request as received to the same route under URL, a Longhaul or a
+      scripted upstream, and prints the status and the reply; sends no key unless --key)
+Every subcommand but replay accepts --data-dir DIR.`
 
 // IsCommand reports whether args start with a CLI subcommand.
 func IsCommand(args []string) bool {
-	return len(args) > 0 && (args[0] == "account" || args[0] == "settings" || args[0] == "history")
+	return len(args) > 0 && (args[0] == "account" || args[0] == "settings" || args[0] == "history" || args[0] == "replay")
 }
 
 // action runs a parsed command: rest are its positional arguments.
@@ -66,24 +78,33 @@ var commands = map[string]func(c *CLI, fs *flag.FlagSet) action{
 	"settings set":    func(c *CLI, _ *flag.FlagSet) action { return c.settingsSet },
 	"settings reset":  func(c *CLI, _ *flag.FlagSet) action { return c.settingsReset },
 	"history export":  (*CLI).historyExport,
+	"history bundle":  (*CLI).historyBundle,
+	"replay":          (*CLI).replay,
 }
+
+// withoutStore are the commands that never open a data dir's store.
+var withoutStore = map[string]bool{"replay": true}
 
 // Run executes one subcommand.
 func (c *CLI) Run(ctx context.Context, args []string) error {
-	if len(args) < 2 {
-		return c.usage()
-	}
-	declare, ok := commands[args[0]+" "+args[1]]
+	name, args, ok := commandName(args)
 	if !ok {
 		return c.usage()
 	}
-	fs := flag.NewFlagSet("longhaul "+args[0]+" "+args[1], flag.ContinueOnError)
+	declare := commands[name]
+	fs := flag.NewFlagSet("longhaul "+name, flag.ContinueOnError)
 	fs.SetOutput(c.Stderr)
-	dataDir := fs.String("data-dir", c.DataDir, "data directory")
+	var dataDir *string
+	if !withoutStore[name] {
+		dataDir = fs.String("data-dir", c.DataDir, "data directory")
+	}
 	run := declare(c, fs)
-	rest, err := parseInterspersed(fs, args[2:])
+	rest, err := parseInterspersed(fs, args)
 	if err != nil {
 		return ErrUsage
+	}
+	if dataDir == nil {
+		return run(ctx, nil, rest)
 	}
 	st, err := c.Open(ctx, *dataDir)
 	if err != nil {
@@ -91,6 +112,17 @@ func (c *CLI) Run(ctx context.Context, args []string) error {
 	}
 	defer st.Close() //nolint:errcheck // read-mostly; writes committed already
 	return run(ctx, st, rest)
+}
+
+// commandName finds the command args start with (one word or two) and returns the rest.
+func commandName(args []string) (string, []string, bool) {
+	if len(args) > 0 && commands[args[0]] != nil {
+		return args[0], args[1:], true
+	}
+	if len(args) > 1 && commands[args[0]+" "+args[1]] != nil {
+		return args[0] + " " + args[1], args[2:], true
+	}
+	return "", nil, false
 }
 
 func (c *CLI) accountAdd(fs *flag.FlagSet) action {

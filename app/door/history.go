@@ -1,7 +1,10 @@
 package door
 
 import (
+	"bytes"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"longhaul/app/recorder"
 )
@@ -10,6 +13,7 @@ import (
 //
 //	GET /longhaul/v1/history                 a page, newest first (filters and cursor in the query, see app.History.List)
 //	GET /longhaul/v1/history/{id}            one exchange with attempts, compaction steps, bodies
+//	GET /longhaul/v1/history/{id}/bundle     the exchange's repro bundle, a zip attachment (app/bundle)
 //	GET /longhaul/v1/history/export          JSON Lines of the filtered range
 //	GET /longhaul/v1/history/live            Server-Sent Events: "exchanges" batches of new and updated exchanges
 //	GET /longhaul/v1/history/status          recorder counters (drops) and database size
@@ -25,6 +29,7 @@ func (d *Door) historyRoutes(mux *http.ServeMux) {
 	mux.Handle("GET /longhaul/v1/history/{id}", handle(func(r *http.Request) (any, error) {
 		return d.facades(r).History.Detail(r.PathValue("id"))
 	}))
+	mux.HandleFunc("GET /longhaul/v1/history/{id}/bundle", d.bundle)
 	mux.HandleFunc("GET /longhaul/v1/history/export", d.export)
 	mux.HandleFunc("GET /longhaul/v1/history/live", func(w http.ResponseWriter, r *http.Request) {
 		stream(w, r, d.app.Events(), func(name string) (string, bool) { return "exchanges", name == recorder.EventExchanges })
@@ -68,6 +73,35 @@ func (d *Door) export(w http.ResponseWriter, r *http.Request) {
 	default:
 		out.start()
 	}
+}
+
+// bundle serves an exchange's repro bundle as a zip download. It is built in memory first (its
+// bodies are capped by history.max_body_bytes), so an unknown id still gets the door's JSON 404.
+func (d *Door) bundle(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	var zipped bytes.Buffer
+	if err := d.app.WriteBundle(r.Context(), id, &zipped); err != nil {
+		writeError(w, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/zip")
+	h.Set("Content-Disposition", `attachment; filename="longhaul-bundle-`+fileSafe(id)+`.zip"`)
+	h.Set("Content-Length", strconv.Itoa(zipped.Len()))
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	zipped.WriteTo(w) //nolint:errcheck // the client is gone
+}
+
+// fileSafe keeps the characters of an exchange id ("lh_0123abcd") a file name and a quoted
+// header value can hold.
+func fileSafe(id string) string {
+	return strings.Map(func(c rune) rune {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' {
+			return c
+		}
+		return '_'
+	}, id)
 }
 
 // download sets the headers of a JSON Lines attachment before its first byte.

@@ -188,6 +188,8 @@ export interface Route {
   body?: unknown
   /** The reply is text (JSON Lines), not JSON. */
   text?: boolean
+  /** The reply is a file (a zip), resolved as a Blob. */
+  blob?: boolean
 }
 
 /** query turns a filter object into "?a=1&b=2", leaving out empty values. */
@@ -221,7 +223,7 @@ export function httpDoor(opts: HttpDoorOptions = {}): HttpDoor {
   const reconnectListeners = new Set<() => void>()
   let source: EventSource | undefined
 
-  async function request(method: HttpMethod, path: string, body?: unknown, asText = false): Promise<unknown> {
+  async function request(method: HttpMethod, path: string, body?: unknown, as: 'json' | 'text' | 'blob' = 'json'): Promise<unknown> {
     const headers: Record<string, string> = { Accept: 'application/json' }
     const init: RequestInit = { method, headers, cache: 'no-store' }
     if (body !== undefined) {
@@ -236,8 +238,9 @@ export function httpDoor(opts: HttpDoorOptions = {}): HttpDoor {
     } catch (err) {
       throw new ApiError(t('errors.unreachable', { detail: errorMessage(err) }))
     }
+    if (as === 'blob' && res.ok) return await res.blob()
     const text = await res.text().catch(() => '')
-    if (asText && res.ok) return text
+    if (as === 'text' && res.ok) return text
     let data: unknown = undefined
     if (text !== '') {
       try {
@@ -326,7 +329,7 @@ export function httpDoor(opts: HttpDoorOptions = {}): HttpDoor {
   return {
     kind: 'http',
     request(r) {
-      return request(r.method, r.path, r.body, r.text === true)
+      return request(r.method, r.path, r.body, r.blob === true ? 'blob' : r.text === true ? 'text' : 'json')
     },
     on(event, cb) {
       if (listeners.add(event, cb)) listen(event)

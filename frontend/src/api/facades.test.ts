@@ -89,6 +89,26 @@ describe('in a browser, each facade method makes its HTTP request', () => {
     }
   })
 
+  it('history.bundle reads the zip as bytes, and a JSON error as the error', async () => {
+    const zip = Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x00, 0xff, 0x80, 0x0a])
+    const srv = await startBackend((req, res) => {
+      if (req.url === '/longhaul/v1/history/lh_1/bundle') {
+        res.writeHead(200, { 'Content-Type': 'application/zip', 'Content-Disposition': 'attachment; filename="x.zip"' })
+        return res.end(zip)
+      }
+      json(res, 404, { error: { message: 'exchange lh_none: not found' } })
+    })
+    try {
+      ;(window as unknown as { happyDOM: { setURL(url: string): void } }).happyDOM.setURL(srv.origin + '/')
+      const blob = await history.bundle('lh_1')
+      expect([...new Uint8Array(await blob.arrayBuffer())]).toEqual([...zip])
+      await expect(history.bundle('lh_none')).rejects.toThrow('exchange lh_none: not found')
+      expect(srv.seen.map((r) => r.url)).toEqual(['/longhaul/v1/history/lh_1/bundle', '/longhaul/v1/history/lh_none/bundle'])
+    } finally {
+      await srv.close()
+    }
+  })
+
   it('history.export reads JSON Lines as text', async () => {
     const srv = await startBackend((_req, res) => {
       res.writeHead(200, { 'Content-Type': 'application/jsonl' })
@@ -101,5 +121,17 @@ describe('in a browser, each facade method makes its HTTP request', () => {
     } finally {
       await srv.close()
     }
+  })
+})
+
+describe('in the window, history.bundle decodes the binding\'s base64', () => {
+  it('returns the zip bytes', async () => {
+    const { go } = installWails()
+    const zip = [0x50, 0x4b, 0x05, 0x06, 0x00, 0xff, 0x80]
+    go.History.Bundle.mockResolvedValue(Buffer.from(zip).toString('base64'))
+    const blob = await history.bundle('lh_1')
+    expect([...new Uint8Array(await blob.arrayBuffer())]).toEqual(zip)
+    expect(blob.type).toBe('application/zip')
+    expect(go.History.Bundle.mock.calls).toEqual([['lh_1']])
   })
 })

@@ -15,6 +15,9 @@ export function params(q: object): Record<string, string> {
 
 const list = bind(Go.List, (q) => ({ method: 'GET', path: `${api}/history${query(q)}` }))
 const exportJSONL = bind(Go.Export, (q) => ({ method: 'GET', path: `${api}/history/export${query(q)}`, text: true }))
+// The window's binding returns the zip base64-encoded (bindings carry JSON); the HTTP route
+// returns the zip itself (app/door: GET /longhaul/v1/history/{id}/bundle).
+const bundleZip = bind(Go.Bundle, (id) => ({ method: 'GET', path: `${api}/history/${seg(id)}/bundle`, blob: true }))
 const sessions = bind(Go.Sessions, (q) => ({ method: 'GET', path: `${api}/sessions${query(q)}` }))
 const stats = bind(Go.Stats, (q) => ({ method: 'GET', path: `${api}/stats${query(q)}` }))
 const statsSeries = bind(Go.StatsSeries, (q) => ({ method: 'GET', path: `${api}/stats/series${query(q)}` }))
@@ -25,6 +28,16 @@ export const history = {
   detail: bind(Go.Detail, (id) => ({ method: 'GET', path: `${api}/history/${seg(id)}` })),
   /** The filtered exchanges as JSON Lines. */
   export: (q: HistoryQuery) => exportJSONL(params(q)),
+  /**
+   * The repro bundle of one exchange, a zip to attach to a bug report (app/bundle): bodies,
+   * reply, attempts, compaction steps, settings and version, with every key masked.
+   */
+  async bundle(id: string): Promise<Blob> {
+    const zip: unknown = await bundleZip(id)
+    if (zip instanceof Blob) return zip
+    const bytes = Uint8Array.from(atob(String(zip)), (c) => c.charCodeAt(0))
+    return new Blob([bytes], { type: 'application/zip' })
+  },
   sessions: (q: { since?: string; limit?: number }) => sessions(params(q)),
   /** A session's context pressure ("latest": the latest session). */
   pressure: bind(Go.Pressure, (id) => ({ method: 'GET', path: `${api}/sessions/${seg(id)}/pressure` })),

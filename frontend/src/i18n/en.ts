@@ -109,6 +109,8 @@ export const en = {
   request: {
     title: 'Request detail',
     export: 'Export JSON',
+    bundle: 'Download repro bundle',
+    bundleHint: 'A zip to attach to a bug report: bodies, reply, attempts, compaction steps, settings and version, with every key masked. Look through it before you share it.',
     status: 'Status',
     model: 'Model',
     account: 'Account',

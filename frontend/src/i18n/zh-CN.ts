@@ -110,6 +110,8 @@ export const zhCN: Messages = {
   request: {
     title: '请求详情',
     export: '导出 JSON',
+    bundle: '下载复现包',
+    bundleHint: '可附在问题报告中的 zip：请求体、回复、尝试、压缩步骤、设置和版本，所有密钥均已遮盖。分享前请先检查一遍。',
     status: '状态',
     model: '模型',
     account: '账户',

@@ -1,7 +1,7 @@
-// Saves text as a file: a blob link works in the browser and in the Wails webview.
+// Saves text or a blob as a file: a blob link works in the browser and in the Wails webview.
 
-export function download(name: string, text: string, type = 'application/json'): void {
-  const url = URL.createObjectURL(new Blob([text], { type }))
+export function download(name: string, data: string | Blob, type = 'application/json'): void {
+  const url = URL.createObjectURL(data instanceof Blob ? data : new Blob([data], { type }))
   const a = document.createElement('a')
   a.href = url
   a.download = name

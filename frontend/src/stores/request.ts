@@ -60,5 +60,12 @@ export const useRequestStore = defineStore('request', () => {
     return exchange.value ? JSON.stringify(exchange.value, null, 2) : ''
   }
 
-  return { exchange, loading, error, diff, open, exportJSON }
+  /** bundle fetches the open exchange's repro bundle, a zip (app/bundle). */
+  async function bundle(): Promise<Blob> {
+    const id = exchange.value?.id
+    if (id === undefined) throw new Error('no request is open')
+    return history.bundle(id)
+  }
+
+  return { exchange, loading, error, diff, open, exportJSON, bundle }
 })

@@ -76,4 +76,43 @@ describe('RequestView', () => {
     await vi.waitFor(() => expect(el.querySelector('[data-testid=request-protocol]')?.textContent).toBe('openai-chat → anthropic'))
     app.unmount()
   })
+
+  it('downloads the repro bundle as a zip, and shows why when it cannot', async () => {
+    const { go } = installWails()
+    go.History.Detail.mockImplementation(async () => exchange({ id: 'lh_3' }))
+    go.History.Bundle.mockRejectedValueOnce(new Error('exchange lh_3: not found')).mockResolvedValueOnce(btoa('PK\x03\x04'))
+    const saved: Blob[] = []
+    const createURL = vi.spyOn(URL, 'createObjectURL').mockImplementation((b) => {
+      saved.push(b as Blob)
+      return 'blob:bundle'
+    })
+    const names: string[] = []
+    const click = vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(function (this: HTMLAnchorElement) {
+      names.push(this.download)
+    })
+    try {
+      const el = document.createElement('div')
+      document.body.appendChild(el)
+      const app = createApp(RequestView, { id: 'lh_3' }).use(createPinia()).use(i18n)
+      app.mount(el)
+      const button = await vi.waitFor(() => {
+        const b = el.querySelector<HTMLButtonElement>('[data-testid=request-bundle]')
+        expect(b?.textContent?.trim()).toBe('Download repro bundle')
+        return b as HTMLButtonElement
+      })
+      button.click()
+      await vi.waitFor(() => expect(el.querySelector('[data-testid=request-bundle-error]')?.textContent).toBe('exchange lh_3: not found'))
+      expect(saved).toHaveLength(0)
+      button.click()
+      await vi.waitFor(() => expect(names).toEqual(['longhaul-bundle-lh_3.zip']))
+      expect(el.querySelector('[data-testid=request-bundle-error]')).toBeNull()
+      expect(saved[0]?.type).toBe('application/zip')
+      expect(await saved[0]?.text()).toBe('PK\x03\x04')
+      expect(go.History.Bundle.mock.calls).toEqual([['lh_3'], ['lh_3']])
+      app.unmount()
+    } finally {
+      createURL.mockRestore()
+      click.mockRestore()
+    }
+  })
 })

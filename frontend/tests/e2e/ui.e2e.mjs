@@ -15,7 +15,8 @@
 // Claude Code and undoes it; renders every page in English and in Chinese, failing on any
 // missing message key; and sets a client key: the login page refuses a wrong key, the right one
 // opens the app with an HttpOnly SameSite=Strict session, the API without the cookie answers 401,
-// and sign-out asks for the key again. Screenshots of every page go to build/e2e-artifacts/.
+// and sign-out asks for the key again; then a request with both keys pasted into its prompt is
+// downloaded as a repro bundle from its detail page: a zip with request.json and neither key. Screenshots of every page go to build/e2e-artifacts/.
 //
 // Environment:
 //   LONGHAUL_BIN        the backend binary (required)
@@ -36,6 +37,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
+import { inflateRawSync } from 'node:zlib'
 import { chromium } from 'playwright-core'
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -394,6 +396,7 @@ async function main() {
 
     await pageSteps(p(), uiURL, port, home)
     await loginSteps(p(), uiURL)
+    await bundleSteps(p(), uiURL)
 
     await step('screenshots saved', async () => {
       await p().goto(`${uiURL}#/monitor`, { waitUntil: 'load' })
@@ -463,13 +466,15 @@ function toolLoop(session) {
 }
 
 /**
- * POSTs JSON on a fresh connection and resolves with the status and body.
+ * POSTs JSON on a fresh connection and resolves with the status, the body and the request id
+ * the proxy answered with (Longhaul-Request-Id).
  * @param {number} port
  * @param {string} path
  * @param {unknown} body
- * @returns {Promise<{status: number, body: string}>}
+ * @param {string} [key] the client key sent as x-api-key
+ * @returns {Promise<{status: number, body: string, id: string}>}
  */
-function postJSON(port, path, body) {
+function postJSON(port, path, body, key = 'e2e') {
   return new Promise((done, fail) => {
     const data = JSON.stringify(body)
     const req = httpRequest(
@@ -479,14 +484,16 @@ function postJSON(port, path, body) {
         path,
         method: 'POST',
         agent: false,
-        headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data), 'x-api-key': 'e2e' },
+        headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data), 'x-api-key': key },
         timeout: 10_000,
       },
       (res) => {
         /** @type {Buffer[]} */
         const chunks = []
         res.on('data', (c) => chunks.push(c))
-        res.on('end', () => done({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }))
+        res.on('end', () =>
+          done({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), id: String(res.headers['longhaul-request-id'] ?? '') }),
+        )
         res.on('error', fail)
       },
     )
@@ -617,7 +624,7 @@ async function pageSteps(page, uiURL, port, home) {
     await page.getByTestId('account-base-url').fill(upstreamURL)
     await page.getByTestId('account-save').click()
     await expectText(page, 'account-key-error', 'must not be empty', 5000) // refused without a key, on the field
-    await page.getByTestId('account-key').fill('sk-test-e2e-local-0000-abcd')
+    await page.getByTestId('account-key').fill(accountKey)
     await page.getByTestId('account-save').click()
     await expectText(page, 'account-masked-key', 'sk-…abcd', 5000)
     await expectText(page, 'proxy-accounts', '1', 5000)
@@ -865,6 +872,8 @@ async function pageSteps(page, uiURL, port, home) {
 // The login page: with a client key set, the browser UI asks for it once.
 
 const clientKey = 'lh-e2e-client-key-4242'
+/** The key of the account added in the Accounts page. */
+const accountKey = 'sk-test-e2e-local-0000-abcd'
 
 /**
  * GET url from Node, with no cookie: what a script or another page without the session gets.
@@ -944,6 +953,81 @@ async function loginSteps(page, uiURL) {
     await page.getByTestId('login-submit').click({ timeout: 5000 })
     await expectText(page, 'proxy-state', 'Running', 10_000)
   })
+}
+
+/**
+ * The repro bundle: a request whose prompt holds the client key and the account key (as is and
+ * base64) goes through the proxy; its detail page's button downloads a zip that holds
+ * request.json and neither key in any file. Runs after loginSteps, so a client key is set.
+ * @param {import('playwright-core').Page} page
+ * @param {string} uiURL
+ */
+async function bundleSteps(page, uiURL) {
+  /** @type {string} */
+  let id = ''
+  const secrets = [clientKey, accountKey]
+  await step('Bundle: a request with the client key and the account key in its prompt', async () => {
+    // The proxy's port changed in Settings: ask the backend where it is now.
+    const status = await page.evaluate(async (u) => (await fetch(new URL('longhaul/v1/status', u))).json(), uiURL)
+    const port = Number(String(status.address).split(':').pop())
+    const body = toolLoop('bundle')
+    body.messages[body.messages.length - 1] = {
+      role: 'user',
+      content: `Go on. My keys: ${clientKey} and ${accountKey}; encoded ${Buffer.from(clientKey).toString('base64')} ${Buffer.from(accountKey).toString('base64')}`,
+    }
+    const res = await postJSON(port, '/v1/messages', body, clientKey)
+    if (res.status !== 200 || res.id === '') throw new Error(`proxy answered ${res.status} (request id ${JSON.stringify(res.id)}): ${res.body.slice(0, 300)}`)
+    id = res.id
+  })
+  await step('Bundle: "Download repro bundle" saves a zip with request.json and no key', async () => {
+    await page.goto(`${uiURL}#/request/${encodeURIComponent(id)}`, { waitUntil: 'load' })
+    const button = page.getByTestId('request-bundle')
+    // The row is written by the recorder's batch: the detail page retries until it is there.
+    await button.waitFor({ timeout: 10_000 })
+    const [download] = await Promise.all([page.waitForEvent('download', { timeout: 10_000 }), button.click()])
+    if (download.suggestedFilename() !== `longhaul-bundle-${id}.zip`) throw new Error(`saved as ${download.suggestedFilename()}`)
+    const files = unzip(await readFile(await download.path()))
+    for (const name of ['manifest.json', 'request.json', 'settings.json', 'attempts.json', 'ledger.json']) {
+      if (!files.has(name)) throw new Error(`the bundle lacks ${name}: ${[...files.keys()].join(', ')}`)
+    }
+    const request = JSON.parse(/** @type {Buffer} */ (files.get('request.json')).toString('utf8'))
+    if (request.model !== 'e2e-model') throw new Error(`request.json is not the request: ${JSON.stringify(request).slice(0, 200)}`)
+    for (const [name, data] of files) {
+      for (const secret of secrets) {
+        const b64 = Buffer.from(secret).toString('base64')
+        if (data.includes(secret) || data.includes(b64.slice(0, -4))) throw new Error(`${name} holds a key (${secret.slice(0, 6)}…)`)
+      }
+    }
+  })
+}
+
+/**
+ * The files of a zip by name: the central directory read, each entry inflated (deflate) or
+ * taken as stored. Enough for the bundles Go's archive/zip writes.
+ * @param {Buffer} zip
+ * @returns {Map<string, Buffer>}
+ */
+function unzip(zip) {
+  const eocd = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]))
+  if (eocd < 0) throw new Error('not a zip: no end of central directory')
+  const count = zip.readUInt16LE(eocd + 10)
+  let at = zip.readUInt32LE(eocd + 16)
+  /** @type {Map<string, Buffer>} */
+  const files = new Map()
+  for (let i = 0; i < count; i++) {
+    if (zip.readUInt32LE(at) !== 0x02014b50) throw new Error(`not a zip: bad central directory entry ${i}`)
+    const method = zip.readUInt16LE(at + 10)
+    const size = zip.readUInt32LE(at + 20)
+    const nameLen = zip.readUInt16LE(at + 28)
+    const skip = nameLen + zip.readUInt16LE(at + 30) + zip.readUInt16LE(at + 32)
+    const local = zip.readUInt32LE(at + 42)
+    const name = zip.subarray(at + 46, at + 46 + nameLen).toString('utf8')
+    const start = local + 30 + zip.readUInt16LE(local + 26) + zip.readUInt16LE(local + 28)
+    const data = zip.subarray(start, start + size)
+    files.set(name, method === 8 ? inflateRawSync(data) : Buffer.from(data))
+    at += 46 + skip
+  }
+  return files
 }
 
 /**

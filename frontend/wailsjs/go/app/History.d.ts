@@ -3,6 +3,8 @@
 import {store} from '../models';
 import {app} from '../models';
 
+export function Bundle(arg1:string):Promise<string>;
+
 export function Detail(arg1:string):Promise<store.Exchange>;
 
 export function Export(arg1:Record<string, string>):Promise<string>;
