@@ -183,6 +183,11 @@ func (s *Server) tryAccounts(w http.ResponseWriter, r *http.Request, cfg *Config
 			writeErrorAs(w, c.proto, e)
 			return nil, true
 		}
+		if sendBody != client && (cfg.CaptureBodies || out.compacted.Changed) {
+			// What went upstream, byte for byte, whatever produced it (the model map, a
+			// translation, compaction); the last attempt's is the one kept.
+			ex.ForwardedBody = captureBytes(sendBody.buf, cfg.MaxCaptureBytes, &ex.BodiesTruncated)
+		}
 		fail, committed := s.attempt(w, r, cfg, ex, c, acct, up, uc, sendBody)
 		if sendBody != out.body && sendBody != client && sendBody != c.lazy {
 			sendBody.release()
@@ -400,7 +405,6 @@ func (s *Server) compactStage(r *http.Request, cfg *Config, comp *compactor, ex 
 	if !res.Changed {
 		return messages, res, false, nil
 	}
-	ex.ForwardedBody = captureBytes(res.Body, cfg.MaxCaptureBytes, &ex.BodiesTruncated)
 	return staticBody(res.Body), res, false, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -688,5 +689,39 @@ func TestToolInventoryIsRecorded(t *testing.T) {
 	s.post(t, "/v1/chat/completions", `{"model":"gpt-4o","tools":`+chatTools+`,"messages":[{"role":"user","content":"go"}]}`, "Content-Type", "application/json")
 	if ex := s.obs.last(t); ex.Tools != 2 || ex.ToolTokens <= 0 {
 		t.Errorf("a Chat request read without translating: tools %d (%d tokens); want 2", ex.Tools, ex.ToolTokens)
+	}
+}
+
+// The stored forwarded body is what the upstream received, byte for byte, whatever produced it.
+func TestForwardedBodyIsWhatTheUpstreamReceived(t *testing.T) {
+	cfg := Config{CaptureBodies: true, ModelMap: []pool.ModelMapping{{Pattern: "claude-old", Model: "claude-sonnet-4-5"}},
+		Compaction: CompactionConfig{ContextLimits: map[string]int{"claude-tiny": 600}}}
+	tool := func(i int) string {
+		id := fmt.Sprintf("toolu_%02d", i)
+		return `{"role":"assistant","content":[{"type":"tool_use","id":"` + id + `","name":"run","input":{}}]},` +
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"` + id + `","content":"` + strings.Repeat("output ", 40) + `"}]}`
+	}
+	var rounds []string
+	for i := range 8 {
+		rounds = append(rounds, tool(i))
+	}
+	for _, tt := range []struct{ name, path, body string }{
+		{"model mapped", "/v1/messages", `{"model":"claude-old","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`},
+		{"translated", "/v1/chat/completions", `{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"hi"}]}`},
+		{"compacted", "/v1/messages", `{"model":"claude-tiny","max_tokens":16,"messages":[{"role":"user","content":"go"},` + strings.Join(rounds, ",") + `,{"role":"user","content":"next"}]}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSeam(t, cfg, pool.KindAnthropic)
+			s.anthropic.SetRecordBodies(true)
+			resp, body := s.post(t, tt.path, tt.body, "Content-Type", "application/json")
+			if resp.StatusCode != 200 {
+				t.Fatalf("status %d %s", resp.StatusCode, body)
+			}
+			ex := s.obs.last(t)
+			got := s.anthropic.LastRequest().Body
+			if string(ex.ForwardedBody) != string(got) || string(got) == tt.body {
+				t.Errorf("stored forwarded body %.200s\nupstream received %.200s", ex.ForwardedBody, got)
+			}
+		})
 	}
 }
