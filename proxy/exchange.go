@@ -21,7 +21,9 @@ type Exchange struct {
 	UpstreamProtocol string
 	// ParentID is, for a request the proxy made itself on behalf of a client's (a Layer-3
 	// summary call, Route "summary"), the id of that client's exchange; "" otherwise.
-	ParentID   string
+	ParentID string
+	// ReplayOf is, for a replay (Server.Replay), the id of the exchange it re-sent.
+	ReplayOf   string
 	Method     string
 	Path       string
 	UserAgent  string

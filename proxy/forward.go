@@ -54,6 +54,8 @@ type call struct {
 	// account of another protocol takes it (at most once per request).
 	lazy     *requestBody
 	lazySpan anthropic.Span
+	// replay is set when the request is a replay (Server.Replay).
+	replay *Replay
 }
 
 // native reports whether an upstream speaks the client's protocol itself.
@@ -66,6 +68,9 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, co
 	ex := &Exchange{
 		ID: newExchangeID(), State: ExchangeStarted, Route: c.route, Method: r.Method, Path: r.URL.Path,
 		UserAgent: r.UserAgent(), RemoteAddr: r.RemoteAddr, Start: s.now(), ClientProtocol: c.proto.name(),
+	}
+	if c.replay != nil {
+		ex.ReplayOf = c.replay.Of
 	}
 	w.Header().Set("Longhaul-Request-Id", ex.ID)
 	body, messages, peek, ok := s.inbound(w, r, cfg, comp, ex, c)
@@ -146,6 +151,10 @@ func (s *Server) prepare(r *http.Request, cfg *Config, comp *compactor, ex *Exch
 func (s *Server) tryAccounts(w http.ResponseWriter, r *http.Request, cfg *Config, comp *compactor, ex *Exchange, c *call, client *requestBody, out outbound) (last *upstreamFailure, answered bool) {
 	var exclude []int64
 	pick := pool.Pick{Model: ex.Model, SessionID: ex.SessionID, ModelMap: cfg.ModelMap}
+	if c.replay != nil {
+		// A replay neither follows nor moves the session's account (affinity).
+		pick.SessionID, pick.Only = "", c.replay.AccountID
+	}
 	if c.op == opCount {
 		// Only an upstream of the client's own protocol counts tokens; any other is
 		// answered from the estimator.
@@ -319,10 +328,10 @@ func (s *Server) answered(ex *Exchange, acct pool.Account, comp *compactor, c *c
 	}
 	s.finish(ex, ex.Status, nil)
 	s.pool.Report(acct.ID, ex.Model, ex.outcome(), s.now())
-	if comp != nil && c.op == opGenerate {
+	if comp != nil && c.op == opGenerate && c.replay == nil { // a replay teaches nothing
 		s.learn(comp, out.compacted, ex)
 	}
-	if c.tr.store != nil && ex.Status >= 200 && ex.Status < 300 && c.replyMessages != nil {
+	if c.tr.store != nil && c.replay == nil && ex.Status >= 200 && ex.Status < 300 && c.replyMessages != nil {
 		c.keepConversation()
 	}
 	if ex.abort {

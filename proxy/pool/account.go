@@ -68,6 +68,8 @@ type Pick struct {
 	ModelMap []ModelMapping
 	// Kinds, when not empty, limits the pick to accounts of these kinds.
 	Kinds []string
+	// Only, when not 0, limits the pick to that account (a replay on a chosen account).
+	Only int64
 }
 
 // serves reports whether a may take the pick: of an allowed kind, and its model allow-list
@@ -85,7 +87,7 @@ func (p *Pick) serves(a Account) bool {
 
 // fits reports whether a is of a kind the pick allows.
 func (p *Pick) fits(a Account) bool {
-	return len(p.Kinds) == 0 || slices.Contains(p.Kinds, a.KindOf())
+	return (p.Only == 0 || a.ID == p.Only) && (len(p.Kinds) == 0 || slices.Contains(p.Kinds, a.KindOf()))
 }
 
 // ErrNoAccount means no account can serve the request; *NoAccountError says why.
