@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"runtime"
 	"strconv"
 	"time"
 
 	"longhaul/app/bundle"
 	"longhaul/app/recorder"
+	"longhaul/proxy"
 	"longhaul/store"
 )
 
@@ -243,4 +245,55 @@ func intParam(q map[string]string, name string) (int, error) {
 		return 0, badQuery("%s: %q is not a non-negative number", name, v)
 	}
 	return n, nil
+}
+
+// ReplayOptions say how a recorded request is re-sent (see proxy.Replay): without
+// compaction, on one account (0: the pool decides), under another model ("": as received).
+type ReplayOptions struct {
+	NoCompaction bool   `json:"noCompaction"`
+	AccountID    int64  `json:"accountID"`
+	Model        string `json:"model"`
+}
+
+// ReplayResult is the replay's own exchange (in history like any other, marked as a replay of
+// the original) and the status it got.
+type ReplayResult struct {
+	ID     string `json:"id"`
+	Status int    `json:"status"`
+}
+
+// ErrNotReplayable is an exchange whose request cannot be sent again as it came: its body was
+// not kept (history.store_bodies off), was cut at history.max_body_bytes, or it was no model
+// request.
+var ErrNotReplayable = errors.New("this request cannot be replayed")
+
+// Replay re-sends exchange id's request as it was received, through the proxy's normal path,
+// as a new exchange linked to it: the two can then be compared side by side.
+func (h *History) Replay(id string, o ReplayOptions) (ReplayResult, error) {
+	return h.app.Replay(h.ctx(), id, o)
+}
+
+// Replay is History.Replay for the HTTP door.
+func (a *App) Replay(ctx context.Context, id string, o ReplayOptions) (ReplayResult, error) {
+	ex, err := a.store.Exchange(ctx, id)
+	if err != nil {
+		return ReplayResult{}, err
+	}
+	switch {
+	case ex.Bodies == nil || ex.Bodies.Request == "":
+		return ReplayResult{}, fmt.Errorf("%w: its body was not kept (history.store_bodies)", ErrNotReplayable)
+	case ex.BodiesTruncated:
+		return ReplayResult{}, fmt.Errorf("%w: its body was cut at history.max_body_bytes", ErrNotReplayable)
+	}
+	// The history keeps no client headers: the API version is the one every current SDK sends.
+	h := http.Header{"Anthropic-Version": {"2023-06-01"}}
+	newID, status, err := a.proxy.Replay(ctx, proxy.Replay{Of: id, Path: ex.Path, Body: []byte(ex.Bodies.Request), Header: h,
+		NoCompaction: o.NoCompaction, AccountID: o.AccountID, Model: o.Model}, nil)
+	if errors.Is(err, proxy.ErrReplayRoute) {
+		return ReplayResult{}, fmt.Errorf("%w: %v", ErrNotReplayable, err)
+	}
+	if err != nil {
+		return ReplayResult{}, err
+	}
+	return ReplayResult{ID: newID, Status: status}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"longhaul/app"
 	"longhaul/app/recorder"
 )
 
@@ -14,6 +15,7 @@ import (
 //	GET /longhaul/v1/history                 a page, newest first (filters and cursor in the query, see app.History.List)
 //	GET /longhaul/v1/history/{id}            one exchange with attempts, compaction steps, bodies
 //	GET /longhaul/v1/history/{id}/bundle     the exchange's repro bundle, a zip attachment (app/bundle)
+//	POST /longhaul/v1/history/{id}/replay    re-send its request as received ({noCompaction, accountID, model}): the new exchange's id and status
 //	GET /longhaul/v1/history/export          JSON Lines of the filtered range
 //	GET /longhaul/v1/history/live            Server-Sent Events: "exchanges" batches of new and updated exchanges
 //	GET /longhaul/v1/history/status          recorder counters (drops) and database size
@@ -30,6 +32,13 @@ func (d *Door) historyRoutes(mux *http.ServeMux) {
 		return d.facades(r).History.Detail(r.PathValue("id"))
 	}))
 	mux.HandleFunc("GET /longhaul/v1/history/{id}/bundle", d.bundle)
+	mux.Handle("POST /longhaul/v1/history/{id}/replay", handle(func(r *http.Request) (any, error) {
+		var o app.ReplayOptions
+		if err := decodeBody(r, &o); err != nil {
+			return nil, err
+		}
+		return d.facades(r).History.Replay(r.PathValue("id"), o)
+	}))
 	mux.HandleFunc("GET /longhaul/v1/history/export", d.export)
 	mux.HandleFunc("GET /longhaul/v1/history/live", func(w http.ResponseWriter, r *http.Request) {
 		stream(w, r, d.app.Events(), func(name string) (string, bool) { return "exchanges", name == recorder.EventExchanges })

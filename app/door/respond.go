@@ -49,7 +49,7 @@ func statusOf(err error) int {
 	switch {
 	case errors.As(err, &se):
 		return se.status
-	case errors.As(err, &fe), errors.Is(err, app.ErrBadQuery):
+	case errors.As(err, &fe), errors.Is(err, app.ErrBadQuery), errors.Is(err, app.ErrNotReplayable):
 		return http.StatusBadRequest
 	case errors.Is(err, store.ErrNotFound):
 		return http.StatusNotFound

@@ -66,6 +66,15 @@ export namespace app {
 	    version: string;
 	    dataDir: string;
 	}
+	export interface ReplayOptions {
+	    noCompaction: boolean;
+	    accountID: number;
+	    model: string;
+	}
+	export interface ReplayResult {
+	    id: string;
+	    status: number;
+	}
 	export interface SettingsView {
 	    settings: store.Settings;
 	    defaults: store.Settings;

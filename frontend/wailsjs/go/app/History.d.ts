@@ -13,6 +13,8 @@ export function List(arg1:Record<string, string>):Promise<store.HistoryPage>;
 
 export function Pressure(arg1:string):Promise<app.Pressure>;
 
+export function Replay(arg1:string,arg2:app.ReplayOptions):Promise<app.ReplayResult>;
+
 export function Sessions(arg1:Record<string, string>):Promise<Array<store.Session>>;
 
 export function Stats(arg1:Record<string, string>):Promise<store.Stats>;

@@ -22,6 +22,10 @@ export function Pressure(arg1) {
   return window['go']['app']['History']['Pressure'](arg1);
 }
 
+export function Replay(arg1, arg2) {
+  return window['go']['app']['History']['Replay'](arg1, arg2);
+}
+
 export function Sessions(arg1) {
   return window['go']['app']['History']['Sessions'](arg1);
 }

@@ -1,0 +1,46 @@
+package door
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"longhaul/app/recorder"
+	"longhaul/store"
+)
+
+func TestDoorReplaysARecordedRequestAsReceived(t *testing.T) {
+	f := newFixture(t, recorder.Options{})
+	ctx := context.Background()
+	if _, err := f.st.AddAccount(ctx, store.Account{Label: "work", BaseURL: f.up.URL, Secret: "sk-ant-api03-replay-test-account-6060", Enabled: true, Weight: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.app.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.up.SetRecordBodies(true)
+	body := `{"model":"claude-sonnet-4-5","max_tokens":64,"messages":[{"role":"user","content":"replay me"}]}`
+	resp, err := http.Post(f.front.URL+"/v1/messages", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body) //nolint:errcheck // test
+	resp.Body.Close()
+	id := resp.Header.Get("Longhaul-Request-Id")
+	f.waitRecorded(t, id)
+
+	status, out := f.do(t, http.MethodPost, "/longhaul/v1/history/"+id+"/replay", `{"noCompaction":true,"model":"claude-opus-4-1"}`)
+	newID, _ := out["id"].(string)
+	if status != http.StatusOK || newID == "" || newID == id || out["status"] != float64(200) {
+		t.Fatalf("replay = %d %v; want the new exchange's id and its 200", status, out)
+	}
+	if got := string(f.up.LastRequest().Body); got != strings.Replace(body, "claude-sonnet-4-5", "claude-opus-4-1", 1) {
+		t.Errorf("the upstream got %s; want the request as received under the other model", got)
+	}
+	f.waitRecorded(t, newID)
+	if status, out := f.do(t, http.MethodPost, "/longhaul/v1/history/lh_nosuch/replay", `{}`); status != http.StatusNotFound {
+		t.Errorf("replay of an unknown id = %d %v; want 404", status, out)
+	}
+}
