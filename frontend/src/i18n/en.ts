@@ -292,6 +292,7 @@ export const en = {
       compaction: 'Compaction',
       repairs: 'Repairs',
       history: 'History',
+      monitor: 'Monitor',
       app: 'App',
     },
     errors: {
@@ -325,6 +326,7 @@ export const en = {
     history_store_bodies: { label: 'Keep bodies', help: 'Needed for the before/after comparison.' },
     history_body_retention_days: { label: 'Keep bodies (days)', help: 'Bodies are most of the bytes.' },
     history_max_body_bytes: { label: 'Largest stored body (bytes)', help: 'Longer bodies are cut.' },
+    monitor_tool_warning_count: { label: 'Tool warning above', help: 'Requests offering more tools get a warning badge: models choose worse among many tools, and every definition is sent on every turn.' },
     app_language: { label: 'Language', help: 'Of this window.' },
     app_autostart: { label: 'Start on login', help: 'Starts minimized to the tray.' },
     app_start_minimized: { label: 'Start minimized', help: 'Open to the tray, not the window.' },

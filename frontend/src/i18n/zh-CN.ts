@@ -292,6 +292,7 @@ export const zhCN: Messages = {
       compaction: '压缩',
       repairs: '修复',
       history: '历史记录',
+      monitor: '监控',
       app: '应用',
     },
     errors: {
@@ -325,6 +326,7 @@ export const zhCN: Messages = {
     history_store_bodies: { label: '保存请求体', help: '前后对比需要它。' },
     history_body_retention_days: { label: '请求体保留（天）', help: '请求体占了大部分空间。' },
     history_max_body_bytes: { label: '单个请求体上限（字节）', help: '更长的会被截断。' },
+    monitor_tool_warning_count: { label: '工具数警告阈值', help: '提供的工具多于此数的请求会显示警告：工具太多时模型更难选对，而且每一轮都要发送全部定义。' },
     app_language: { label: '语言', help: '本窗口的语言。' },
     app_autostart: { label: '登录时启动', help: '启动后最小化到托盘。' },
     app_start_minimized: { label: '启动时最小化', help: '打开到托盘而不是窗口。' },

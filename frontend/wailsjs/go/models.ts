@@ -129,6 +129,7 @@ export namespace store {
 	export interface Exchange {
 	    seq: number;
 	    id: string;
+	    parentID: string;
 	    state: string;
 	    route: string;
 	    clientProtocol: string;
@@ -169,6 +170,9 @@ export namespace store {
 	    crossModelDropped: number;
 	    signatures: number;
 	    toolUseIDs: string[];
+	    tools: number;
+	    toolTokens: number;
+	    toolsCalled: string[];
 	    bytesIn: number;
 	    bytesOut: number;
 	    hasBodies: boolean;
@@ -176,6 +180,7 @@ export namespace store {
 	    attempts?: Attempt[];
 	    compaction?: CompactionStep[];
 	    bodies?: Bodies;
+	    children?: Exchange[];
 	}
 	export interface ExperimentalSettings {
 	    enable_signature_cache: boolean;
@@ -201,6 +206,9 @@ export namespace store {
 	    pattern: string;
 	    model: string;
 	    account?: string;
+	}
+	export interface MonitorSettings {
+	    tool_warning_count: number;
 	}
 	export interface RotationSettings {
 	    policy: string;
@@ -241,11 +249,16 @@ export namespace store {
 	    outputTokens: number;
 	    cacheReadTokens: number;
 	    cacheWriteTokens: number;
+	    tools: number;
+	    toolTokens: number;
+	    toolsCalled: string[];
+	    summaryCalls: number;
 	}
 	export interface Settings {
 	    proxy: ProxySettings;
 	    compaction: CompactionSettings;
 	    history: HistorySettings;
+	    monitor: MonitorSettings;
 	    app: AppSettings;
 	}
 	export interface StatsRow {
@@ -258,6 +271,7 @@ export namespace store {
 	    cacheReadTokens: number;
 	    cacheWriteTokens: number;
 	    tokensSaved: number;
+	    summaryCalls: number;
 	}
 	export interface Stats {
 	    since: string;
