@@ -135,7 +135,7 @@ export const en = {
     error: 'Error',
     stopReason: 'Stop reason',
     tools: 'Tools offered',
-    toolsValue: '{n} · about {tokens} tokens',
+    toolsValue: 'about {tokens} tokens',
     toolsCalled: 'Tools called',
     noneCalled: 'none',
     parent: 'Summary call for',

@@ -136,7 +136,7 @@ export const zhCN: Messages = {
     error: '错误',
     stopReason: '停止原因',
     tools: '提供的工具',
-    toolsValue: '{n} 个 · 约 {tokens} 个令牌',
+    toolsValue: '约 {tokens} 个令牌',
     toolsCalled: '调用的工具',
     noneCalled: '无',
     parent: '摘要调用所属请求',
