@@ -38,7 +38,7 @@ func badQuery(format string, args ...any) error { return queryError(fmt.Sprintf(
 type History struct{ bound }
 
 // List lists recorded exchanges, newest first (q: since, until, status, model, account,
-// session, route, compacted, q, before, limit; see historyFilter).
+// session, route, parent, compacted, q, before, limit; see historyFilter).
 func (h *History) List(q map[string]string) (store.HistoryPage, error) {
 	f, err := historyFilter(q)
 	if err != nil {
@@ -173,11 +173,12 @@ func (a *App) HistoryStatus(ctx context.Context) (HistoryStatus, error) {
 }
 
 // historyFilter reads a list filter: since, until (RFC 3339), status (2xx|3xx|4xx|5xx|error|
-// ok), model, account, session, route, compacted (true), q (text), before (cursor), limit.
+// ok), model, account, session, route, parent (an exchange's id: the requests made on its
+// behalf), compacted (true), q (text), before (cursor), limit.
 func historyFilter(q map[string]string) (store.HistoryFilter, error) {
 	f := store.HistoryFilter{
 		StatusClass: q["status"], Model: q["model"], Account: q["account"],
-		Session: q["session"], Route: q["route"], Text: q["q"],
+		Session: q["session"], Route: q["route"], Parent: q["parent"], Text: q["q"],
 	}
 	var errs []error
 	var err error

@@ -14,10 +14,13 @@ import (
 // Exchange is one recorded client request: the history row, and in a detail view its
 // attempts, compaction steps and bodies. Text fields and bodies are redacted when written.
 type Exchange struct {
-	Seq   int64  `json:"seq"` // insertion order; the paging cursor
-	ID    string `json:"id"`
-	State string `json:"state"` // "started" or "finished"
-	Route string `json:"route"`
+	Seq int64  `json:"seq"` // insertion order; the paging cursor
+	ID  string `json:"id"`
+	// ParentID is, on a request the proxy made itself (a Layer-3 summary call, Route
+	// "summary"), the ID of the client request that caused it; "" on a client's request.
+	ParentID string `json:"parentID"`
+	State    string `json:"state"` // "started" or "finished"
+	Route    string `json:"route"`
 	// ClientProtocol is the wire format the client spoke ("anthropic", "openai-chat",
 	// "openai-responses", "gemini"); UpstreamProtocol the one the last attempt sent (the
 	// account's kind: "anthropic", "openai", "openai-responses", "gemini"). "" when unknown:
@@ -67,6 +70,11 @@ type Exchange struct {
 	CrossModelDropped   int      `json:"crossModelDropped"`
 	Signatures          int      `json:"signatures"` // thinking signatures issued (count only)
 	ToolUseIDs          []string `json:"toolUseIDs"`
+	// Tools is how many tool definitions the request offered, ToolTokens about how many tokens
+	// they take (sent on every turn), ToolsCalled the tools the reply called, in order.
+	Tools       int      `json:"tools"`
+	ToolTokens  int      `json:"toolTokens"`
+	ToolsCalled []string `json:"toolsCalled"`
 
 	BytesIn         int64 `json:"bytesIn"`
 	BytesOut        int64 `json:"bytesOut"`
@@ -77,6 +85,9 @@ type Exchange struct {
 	Attempts   []Attempt        `json:"attempts,omitempty"`
 	Compaction []CompactionStep `json:"compaction,omitempty"`
 	Bodies     *Bodies          `json:"bodies,omitempty"`
+	// Children are the requests the proxy made on this one's behalf (its Layer-3 summary
+	// calls), oldest first, as list rows; Store.Exchange only.
+	Children []Exchange `json:"children,omitempty"`
 }
 
 // Attempt is one try against one upstream account.
@@ -131,6 +142,7 @@ func fromNanos(ns int64) time.Time {
 // views that show records before they are written (the live monitor).
 func RedactExchange(e Exchange) Exchange {
 	e.Attempts = append([]Attempt(nil), e.Attempts...)
+	e.ToolsCalled = append([]string(nil), e.ToolsCalled...)
 	redactExchange(&e, nil)
 	return e
 }
@@ -138,6 +150,9 @@ func RedactExchange(e Exchange) Exchange {
 // redactExchange masks secrets in every text field a client or upstream controls: patterns,
 // and the secrets r knows (a nil r knows none).
 func redactExchange(e *Exchange, r *Redactor) {
+	for i := range e.ToolsCalled {
+		e.ToolsCalled[i] = r.RedactString(e.ToolsCalled[i])
+	}
 	for _, f := range []*string{&e.Path, &e.UserAgent, &e.AccountName, &e.SessionID, &e.Model, &e.ModelSent, &e.ErrorType, &e.ErrorMessage, &e.StopReason} {
 		*f = r.RedactString(*f)
 	}
@@ -154,8 +169,9 @@ const exchangeColumns = `(
 	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
 	context_limit, tokens_before, tokens_after, pressure_before, pressure_after,
 	layers, tokens_saved, signature_recoveries, cross_model_dropped, signatures, tool_use_ids,
-	bytes_in, bytes_out, has_bodies, bodies_truncated, attempts, client_protocol, upstream_protocol)
-VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	bytes_in, bytes_out, has_bodies, bodies_truncated, attempts, client_protocol, upstream_protocol,
+	parent_id, tools, tool_tokens, tools_called)
+VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
 // insertExchange writes a row the table does not hold yet, which is most of them: a request
 // that started and finished within one batch is written once, finished. Its seq is the
@@ -186,7 +202,8 @@ ON CONFLICT (id) DO UPDATE SET
 	signatures=excluded.signatures, tool_use_ids=excluded.tool_use_ids,
 	bytes_in=excluded.bytes_in, bytes_out=excluded.bytes_out,
 	has_bodies=max(has_bodies, excluded.has_bodies), bodies_truncated=excluded.bodies_truncated,
-	attempts=excluded.attempts, client_protocol=excluded.client_protocol, upstream_protocol=excluded.upstream_protocol
+	attempts=excluded.attempts, client_protocol=excluded.client_protocol, upstream_protocol=excluded.upstream_protocol,
+	parent_id=excluded.parent_id, tools=excluded.tools, tool_tokens=excluded.tool_tokens, tools_called=excluded.tools_called
 WHERE exchanges.state != 'finished' OR excluded.state = 'finished'
 RETURNING seq`
 
@@ -290,12 +307,14 @@ func (w *exchangeWriter) close() {
 
 func (w *exchangeWriter) write(ctx context.Context, e Exchange) error {
 	e.Attempts = append([]Attempt(nil), e.Attempts...) // redaction must not touch the caller's
+	e.ToolsCalled = append([]string(nil), e.ToolsCalled...)
 	redactExchange(&e, w.redactor)
 	hasBodies := !e.Bodies.empty()
 	toolIDs, err := json.Marshal(nonNil(e.ToolUseIDs))
 	if err != nil {
 		return err
 	}
+	toolsCalled := appendJSONStrings(nil, nonNil(e.ToolsCalled))
 	attempts := ""
 	if e.State == "finished" {
 		attempts = attemptsColumn(e.Attempts)
@@ -308,6 +327,7 @@ func (w *exchangeWriter) write(ctx context.Context, e Exchange) error {
 		e.ContextLimit, e.TokensBefore, e.TokensAfter, e.PressureBefore, e.PressureAfter,
 		strings.Join(e.Layers, ","), e.TokensSaved, e.SignatureRecoveries, e.CrossModelDropped, e.Signatures, string(toolIDs),
 		e.BytesIn, e.BytesOut, hasBodies, e.BodiesTruncated, attempts, e.ClientProtocol, e.UpstreamProtocol,
+		e.ParentID, e.Tools, e.ToolTokens, string(toolsCalled),
 	}
 	res, err := w.insert.ExecContext(ctx, args...)
 	if err != nil {

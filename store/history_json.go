@@ -28,6 +28,7 @@ func AppendExchangesJSON(b []byte, es []Exchange) []byte {
 func (e *Exchange) appendJSON(b []byte) []byte {
 	b = appendInt(append(b, `{"seq":`...), e.Seq)
 	b = appendJSONString(append(b, `,"id":`...), e.ID)
+	b = appendJSONString(append(b, `,"parentID":`...), e.ParentID)
 	b = appendJSONString(append(b, `,"state":`...), e.State)
 	b = appendJSONString(append(b, `,"route":`...), e.Route)
 	b = appendJSONString(append(b, `,"clientProtocol":`...), e.ClientProtocol)
@@ -68,6 +69,9 @@ func (e *Exchange) appendJSON(b []byte) []byte {
 	b = appendInt(append(b, `,"crossModelDropped":`...), int64(e.CrossModelDropped))
 	b = appendInt(append(b, `,"signatures":`...), int64(e.Signatures))
 	b = appendJSONStrings(append(b, `,"toolUseIDs":`...), e.ToolUseIDs)
+	b = appendInt(append(b, `,"tools":`...), int64(e.Tools))
+	b = appendInt(append(b, `,"toolTokens":`...), int64(e.ToolTokens))
+	b = appendJSONStrings(append(b, `,"toolsCalled":`...), e.ToolsCalled)
 	b = appendInt(append(b, `,"bytesIn":`...), e.BytesIn)
 	b = appendInt(append(b, `,"bytesOut":`...), e.BytesOut)
 	b = strconv.AppendBool(append(b, `,"hasBodies":`...), e.HasBodies)
@@ -108,6 +112,9 @@ func (e *Exchange) appendJSON(b []byte) []byte {
 		b = appendJSONString(append(b, `,"bodies":{"request":`...), e.Bodies.Request)
 		b = appendJSONString(append(b, `,"forwarded":`...), e.Bodies.Forwarded)
 		b = append(appendJSONString(append(b, `,"reply":`...), e.Bodies.Reply), '}')
+	}
+	if len(e.Children) > 0 {
+		b = AppendExchangesJSON(append(b, `,"children":`...), e.Children)
 	}
 	return append(b, '}')
 }

@@ -21,6 +21,7 @@ type HistoryFilter struct {
 	Account     string // account name, or id
 	Session     string
 	Route       string
+	Parent      string // only the requests the proxy made on this exchange's behalf
 	Compacted   bool   // only exchanges that some compaction step changed
 	Text        string // substring of model, account, error or path
 	// Before is a cursor: only rows recorded before it (HistoryPage.Next of the previous page).
@@ -43,7 +44,8 @@ const listColumns = `seq, id, state, route, method, path, user_agent, remote_add
 	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
 	context_limit, tokens_before, tokens_after, pressure_before, pressure_after,
 	layers, tokens_saved, signature_recoveries, cross_model_dropped, signatures, tool_use_ids,
-	bytes_in, bytes_out, has_bodies, bodies_truncated, client_protocol, upstream_protocol`
+	bytes_in, bytes_out, has_bodies, bodies_truncated, client_protocol, upstream_protocol,
+	parent_id, tools, tool_tokens, tools_called`
 
 // failedSQL is HasFailed's rule for a finished row, as the list filters and the stats
 // (errorCond) select by it; TestFailedRuleIsOneRule checks that the two agree.
@@ -62,14 +64,15 @@ func (e Exchange) HasFailed() bool {
 func scanExchange(sc interface{ Scan(...any) error }) (Exchange, error) {
 	var e Exchange
 	var start, firstByte, end, dur, ttfb int64
-	var layers, toolIDs string
+	var layers, toolIDs, toolsCalled string
 	err := sc.Scan(&e.Seq, &e.ID, &e.State, &e.Route, &e.Method, &e.Path, &e.UserAgent, &e.RemoteAddr, &e.SessionID, &e.Model,
 		&e.ModelSent, &e.Stream, &e.AccountID, &e.AccountName, &start, &firstByte, &end, &dur, &ttfb,
 		&e.Status, &e.ErrorType, &e.ErrorMessage, &e.StreamOutcome, &e.StopReason,
 		&e.InputTokens, &e.OutputTokens, &e.CacheReadTokens, &e.CacheWriteTokens,
 		&e.ContextLimit, &e.TokensBefore, &e.TokensAfter, &e.PressureBefore, &e.PressureAfter,
 		&layers, &e.TokensSaved, &e.SignatureRecoveries, &e.CrossModelDropped, &e.Signatures, &toolIDs,
-		&e.BytesIn, &e.BytesOut, &e.HasBodies, &e.BodiesTruncated, &e.ClientProtocol, &e.UpstreamProtocol)
+		&e.BytesIn, &e.BytesOut, &e.HasBodies, &e.BodiesTruncated, &e.ClientProtocol, &e.UpstreamProtocol,
+		&e.ParentID, &e.Tools, &e.ToolTokens, &toolsCalled)
 	if err != nil {
 		return e, err
 	}
@@ -81,6 +84,12 @@ func scanExchange(sc interface{ Scan(...any) error }) (Exchange, error) {
 	}
 	if err := json.Unmarshal([]byte(toolIDs), &e.ToolUseIDs); err != nil {
 		return e, fmt.Errorf("tool_use_ids of %s: %w", e.ID, err)
+	}
+	e.ToolsCalled = []string{}
+	if toolsCalled != "" { // '' on a row from before migration 008
+		if err := json.Unmarshal([]byte(toolsCalled), &e.ToolsCalled); err != nil {
+			return e, fmt.Errorf("tools_called of %s: %w", e.ID, err)
+		}
 	}
 	e.Failed = e.HasFailed()
 	return e, nil
@@ -121,6 +130,9 @@ func (f HistoryFilter) where() (string, []any) {
 	}
 	if f.Route != "" {
 		add("route = ?", f.Route)
+	}
+	if f.Parent != "" {
+		add("parent_id = ?", f.Parent)
 	}
 	if f.Compacted {
 		add("layers != ''")
@@ -196,7 +208,32 @@ func (st *Store) Exchange(ctx context.Context, id string) (Exchange, error) {
 	if err := st.loadDetail(ctx, &e); err != nil {
 		return Exchange{}, fmt.Errorf("exchange %s: %w", id, err)
 	}
+	if e.Children, err = st.children(ctx, e.ID); err != nil {
+		return Exchange{}, fmt.Errorf("exchange %s: %w", id, err)
+	}
 	return e, nil
+}
+
+// children lists the exchanges whose parent is id, oldest first (a request has a summary
+// call or two at most, so no paging).
+func (st *Store) children(ctx context.Context, id string) ([]Exchange, error) {
+	rows, err := st.db.QueryContext(ctx, `SELECT `+listColumns+` FROM exchanges WHERE parent_id = ? ORDER BY seq`, id)
+	if err != nil {
+		return nil, fmt.Errorf("children: %w", err)
+	}
+	defer rows.Close() //nolint:errcheck // read-only
+	var out []Exchange
+	for rows.Next() {
+		c, err := scanExchange(rows)
+		if err != nil {
+			return nil, fmt.Errorf("children: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("children: %w", err)
+	}
+	return out, nil
 }
 
 func (st *Store) loadDetail(ctx context.Context, e *Exchange) error {

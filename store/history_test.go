@@ -32,6 +32,7 @@ func fullExchange(i int, start time.Time) Exchange {
 		ContextLimit: 200000, TokensBefore: 120000, TokensAfter: 70000, PressureBefore: 0.6, PressureAfter: 0.35,
 		Layers: []string{"tool-results", "Layer-1"}, TokensSaved: 50000, SignatureRecoveries: 2, CrossModelDropped: 1,
 		Signatures: 3, ToolUseIDs: []string{"toolu_01", "toolu_02"}, BytesIn: 4096, BytesOut: 2048,
+		Tools: 31 + i, ToolTokens: 9000, ToolsCalled: []string{"read_file", "bash", "read_file"},
 		HasBodies: true, BodiesTruncated: true,
 		Attempts: []Attempt{
 			{AccountID: 2, AccountName: "home", Status: 429, Error: "rate limited", Start: start, Duration: 30 * time.Millisecond},
@@ -434,7 +435,7 @@ func TestLateStartedRecordDoesNotRegressFinished(t *testing.T) {
 
 // TestHistoryMigrationUpgradesAnExistingDatabase opens a database as the previous version left
 // it (settings and accounts, no history tables) and checks 002 is applied with the data kept
-// (and 006, which adds columns to the table 002 creates).
+// (and 006–008, which add columns to the table 002 creates).
 func TestHistoryMigrationUpgradesAnExistingDatabase(t *testing.T) {
 	st, path := openTemp(t)
 	ctx := context.Background()
@@ -443,7 +444,7 @@ func TestHistoryMigrationUpgradesAnExistingDatabase(t *testing.T) {
 	}
 	for _, q := range []string{
 		`DROP TABLE exchange_bodies`, `DROP TABLE exchange_compaction`, `DROP TABLE exchange_attempts`, `DROP TABLE exchanges`,
-		`DELETE FROM schema_migrations WHERE name IN ('002_history.sql', '006_account_kinds.sql', '007_attempts_in_row.sql')`,
+		`DELETE FROM schema_migrations WHERE name IN ('002_history.sql', '006_account_kinds.sql', '007_attempts_in_row.sql', '008_inventory.sql')`,
 	} {
 		if _, err := st.db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)

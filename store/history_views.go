@@ -38,6 +38,14 @@ type Session struct {
 	OutputTokens     int64    `json:"outputTokens"`
 	CacheReadTokens  int64    `json:"cacheReadTokens"`
 	CacheWriteTokens int64    `json:"cacheWriteTokens"`
+	// Tools and ToolTokens are what its latest client request offered; ToolsCalled every tool
+	// a reply in it called, in first-called order. Set against each other they show the
+	// definitions sent on every turn for tools never used.
+	Tools       int      `json:"tools"`
+	ToolTokens  int      `json:"toolTokens"`
+	ToolsCalled []string `json:"toolsCalled"`
+	// SummaryCalls counts the Layer-3 summary calls the proxy made for it (also in Requests).
+	SummaryCalls int64 `json:"summaryCalls"`
 }
 
 // errorCond is what counts as a failed exchange in views and stats: HasFailed, as SQL.
@@ -55,13 +63,16 @@ func (st *Store) Sessions(ctx context.Context, since time.Time, limit int) ([]Se
 				max(CASE WHEN route = 'messages' THEN seq END) AS last_msg,
 				group_concat(NULLIF(layers, ''), ',') AS layers, sum(layers != '') AS compactions,
 				sum(tokens_saved) AS saved, sum(input_tokens) AS tin, sum(output_tokens) AS tout,
-				sum(cache_read_tokens) AS tcr, sum(cache_write_tokens) AS tcw
+				sum(cache_read_tokens) AS tcr, sum(cache_write_tokens) AS tcw,
+				max(CASE WHEN parent_id = '' THEN seq END) AS last_client, sum(parent_id != '') AS summaries,
+				group_concat(CASE WHEN tools_called NOT IN ('', '[]') THEN tools_called END, char(10)) AS called
 			FROM exchanges WHERE session_id != '' AND start_ns >= ?
 			GROUP BY session_id ORDER BY last_seq DESC LIMIT ?)
 		SELECT g.session_id, g.first_ns, g.last_ns, g.n, g.errs, coalesce(g.layers, ''), g.compactions, g.saved,
 			g.tin, g.tout, g.tcr, g.tcw, l.user_agent, l.model, l.account_name,
-			coalesce(m.context_limit, 0), coalesce(m.tokens_after, 0), coalesce(m.pressure_after, 0)
-		FROM g JOIN exchanges l ON l.seq = g.last_seq LEFT JOIN exchanges m ON m.seq = g.last_msg
+			coalesce(m.context_limit, 0), coalesce(m.tokens_after, 0), coalesce(m.pressure_after, 0),
+			l.tools, l.tool_tokens, coalesce(g.called, ''), g.summaries
+		FROM g JOIN exchanges l ON l.seq = coalesce(g.last_client, g.last_seq) LEFT JOIN exchanges m ON m.seq = g.last_msg
 		ORDER BY g.last_seq DESC`, nanos(since), limit)
 	if err != nil {
 		return nil, fmt.Errorf("sessions: %w", err)
@@ -71,11 +82,14 @@ func (st *Store) Sessions(ctx context.Context, since time.Time, limit int) ([]Se
 	for rows.Next() {
 		var s Session
 		var first, last int64
-		var layers string
+		var layers, called string
 		if err := rows.Scan(&s.ID, &first, &last, &s.Requests, &s.Errors, &layers, &s.Compactions, &s.TokensSaved,
 			&s.InputTokens, &s.OutputTokens, &s.CacheReadTokens, &s.CacheWriteTokens, &s.Client, &s.LastModel, &s.LastAccount,
-			&s.ContextLimit, &s.Tokens, &s.Pressure); err != nil {
+			&s.ContextLimit, &s.Tokens, &s.Pressure, &s.Tools, &s.ToolTokens, &called, &s.SummaryCalls); err != nil {
 			return nil, fmt.Errorf("sessions: %w", err)
+		}
+		if s.ToolsCalled, err = unionToolsCalled(called); err != nil {
+			return nil, fmt.Errorf("sessions: %s: %w", s.ID, err)
 		}
 		s.FirstSeen, s.LastSeen = fromNanos(first), fromNanos(last)
 		s.LayersFired = []string{}
@@ -92,6 +106,28 @@ func (st *Store) Sessions(ctx context.Context, since time.Time, limit int) ([]Se
 	return out, nil
 }
 
+// unionToolsCalled reads the tools_called columns of a session's rows, one JSON array a line
+// (a column holds no raw newline: JSON escapes it), into the tools called, each once, in the
+// order first called.
+func unionToolsCalled(lines string) ([]string, error) {
+	out := []string{}
+	for line := range strings.SplitSeq(lines, "\n") {
+		if line == "" {
+			continue
+		}
+		var names []string
+		if err := json.Unmarshal([]byte(line), &names); err != nil {
+			return nil, fmt.Errorf("tools_called: %w", err)
+		}
+		for _, n := range names {
+			if !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	return out, nil
+}
+
 // StatsRow is the traffic of one group (an account, a model or a time bucket).
 type StatsRow struct {
 	Key              string    `json:"key"`                                        // account name or model; "" for buckets
@@ -104,6 +140,9 @@ type StatsRow struct {
 	CacheWriteTokens int64     `json:"cacheWriteTokens"`
 	// TokensSaved is the (estimated) tokens compaction took out of requests.
 	TokensSaved int64 `json:"tokensSaved"`
+	// SummaryCalls are the Layer-3 summary calls among Requests (the proxy's own requests,
+	// whose tokens the other sums include: they are spent on the account like any other).
+	SummaryCalls int64 `json:"summaryCalls"`
 }
 
 // Stats is traffic over a time range, per account, per model and per hour or day.
@@ -116,6 +155,10 @@ type Stats struct {
 	ByModel   []StatsRow `json:"byModel"`
 	ByTime    []StatsRow `json:"byTime"`
 }
+
+// statsSums are the aggregates of a StatsRow, in statsRows' scan order.
+const statsSums = `count(*), sum(` + errorCond + `), sum(input_tokens), sum(output_tokens),
+	sum(cache_read_tokens), sum(cache_write_tokens), sum(tokens_saved), sum(parent_id != '')`
 
 // statsBucket reads a stats bucket name ("" means hour) and its width.
 func statsBucket(bucket string) (string, time.Duration, error) {
@@ -139,8 +182,7 @@ func (st *Store) HistoryStats(ctx context.Context, since, until time.Time, bucke
 		return Stats{}, fmt.Errorf("stats: %w", err)
 	}
 	s := Stats{Since: since.UTC(), Until: until.UTC(), Bucket: bucket}
-	const sums = `count(*), sum(` + errorCond + `), sum(input_tokens), sum(output_tokens),
-		sum(cache_read_tokens), sum(cache_write_tokens), sum(tokens_saved)`
+	const sums = statsSums
 	const where = ` FROM exchanges WHERE state = 'finished' AND start_ns >= ? AND start_ns < ?`
 	lo, hi := nanos(since), until.UnixNano()
 	for _, q := range []struct {
@@ -166,6 +208,7 @@ func (st *Store) HistoryStats(ctx context.Context, since, until time.Time, bucke
 		s.Total.CacheReadTokens += r.CacheReadTokens
 		s.Total.CacheWriteTokens += r.CacheWriteTokens
 		s.Total.TokensSaved += r.TokensSaved
+		s.Total.SummaryCalls += r.SummaryCalls
 	}
 	return s, nil
 }
@@ -181,7 +224,7 @@ func (st *Store) statsRows(ctx context.Context, q string, args ...any) ([]StatsR
 		var r StatsRow
 		var bucket int64
 		if err := rows.Scan(&r.Key, &bucket, &r.Requests, &r.Errors, &r.InputTokens, &r.OutputTokens,
-			&r.CacheReadTokens, &r.CacheWriteTokens, &r.TokensSaved); err != nil {
+			&r.CacheReadTokens, &r.CacheWriteTokens, &r.TokensSaved, &r.SummaryCalls); err != nil {
 			return nil, fmt.Errorf("stats: %w", err)
 		}
 		if bucket != 0 {
@@ -269,8 +312,7 @@ func (st *Store) HistoryStatsSeries(ctx context.Context, since, until time.Time,
 	default:
 		return StatsSeries{}, fmt.Errorf("stats series: by %q is not account or model", by)
 	}
-	const sums = `count(*), sum(` + errorCond + `), sum(input_tokens), sum(output_tokens),
-		sum(cache_read_tokens), sum(cache_write_tokens), sum(tokens_saved)`
+	const sums = statsSums
 	rows, err := st.statsRows(ctx, `SELECT `+key+`, (start_ns / ?) * ?, `+sums+`
 		FROM exchanges WHERE state = 'finished' AND start_ns >= ? AND start_ns < ?
 		GROUP BY 1, 2 ORDER BY 2, 1`, int64(width), int64(width), nanos(since), until.UnixNano())

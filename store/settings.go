@@ -13,6 +13,7 @@ type Settings struct {
 	Proxy      ProxySettings      `json:"proxy"`
 	Compaction CompactionSettings `json:"compaction"`
 	History    HistorySettings    `json:"history"`
+	Monitor    MonitorSettings    `json:"monitor"`
 	App        AppSettings        `json:"app"`
 }
 
@@ -90,6 +91,13 @@ type HistorySettings struct {
 	MaxBodyBytes      int `json:"max_body_bytes"` // cap of each stored body
 }
 
+// MonitorSettings shape what the monitor and the request pages point out.
+type MonitorSettings struct {
+	// ToolWarningCount: a request offering more tools than this gets a warning badge; models
+	// choose worse among many tools, and the definitions take context on every turn.
+	ToolWarningCount int `json:"tool_warning_count"`
+}
+
 // AppSettings belong to the desktop app.
 type AppSettings struct {
 	Autostart      bool   `json:"autostart"`
@@ -154,6 +162,7 @@ func DefaultSettings() Settings {
 			SignatureCacheEntries: 10000,
 		},
 		History: HistorySettings{RetentionDays: 90, MaxBytes: gib, StoreBodies: true, BodyRetentionDays: 7, MaxBodyBytes: 2 * mib},
+		Monitor: MonitorSettings{ToolWarningCount: 30},
 		App:     AppSettings{CheckUpdates: true, Language: "en"},
 	}
 }
@@ -214,6 +223,7 @@ func (s Settings) Validate() error {
 		{s.History.RetentionDays >= 1, "history.retention_days", "must be at least 1", nil},
 		{s.History.MaxBytes >= mib, "history.max_bytes", "must be at least 1048576 (1 MiB)", nil},
 		{s.History.BodyRetentionDays >= 1, "history.body_retention_days", "must be at least 1", nil},
+		{s.Monitor.ToolWarningCount >= 1, "monitor.tool_warning_count", "must be at least 1", nil},
 		{s.History.MaxBodyBytes >= kib && s.History.MaxBodyBytes <= 64*mib, "history.max_body_bytes", "must be between 1024 (1 KiB) and 67108864 (64 MiB)", nil},
 		{s.App.Language == "en" || s.App.Language == "zh-CN", "app.language", "must be en or zh-CN", nil},
 	}

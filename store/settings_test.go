@@ -171,7 +171,7 @@ func TestEveryKeyCanBeGetAndSetToItsOwnValue(t *testing.T) {
 		"proxy.experimental.context_compression_threshold_l3",
 		"compaction.keep_tool_rounds", "compaction.protect_last_messages", "compaction.max_tool_result_chars",
 		"compaction.summary_model", "history.retention_days", "history.max_bytes", "history.store_bodies",
-		"app.autostart", "app.start_minimized", "app.check_updates", "app.language",
+		"app.autostart", "app.start_minimized", "app.check_updates", "app.language", "monitor.tool_warning_count",
 	} {
 		if !slices.Contains(keys, want) {
 			t.Errorf("SettingKeys() lacks %q", want)
@@ -397,6 +397,7 @@ func TestValidationFieldsAreSettingKeys(t *testing.T) {
 		"summary": func(s *Settings) { s.Compaction.SummaryModel = "" },
 		"bytes":   func(s *Settings) { s.History.MaxBytes = 1 },
 		"entry":   func(s *Settings) { s.Proxy.ContextLimits["x"] = 0 },
+		"tools":   func(s *Settings) { s.Monitor.ToolWarningCount = 0 },
 	}
 	for name, breakIt := range breakers {
 		t.Run(name, func(t *testing.T) {
@@ -441,5 +442,26 @@ func TestConcurrentWritersFromTwoStores(t *testing.T) {
 	}
 	if n := len(s.Proxy.ContextLimits); n != 42 {
 		t.Errorf("context_limits has %d entries after 40 concurrent entry sets; want 42 (no lost update)", n)
+	}
+}
+
+func TestToolWarningCount(t *testing.T) {
+	ctx := context.Background()
+	st, _ := openTemp(t)
+	if v, err := st.GetSetting(ctx, "monitor.tool_warning_count"); err != nil || v != "30" {
+		t.Errorf("default monitor.tool_warning_count = %q, %v; want 30", v, err)
+	}
+	for _, tc := range []struct {
+		value string
+		ok    bool
+	}{{"1", true}, {"64", true}, {"0", false}, {"-3", false}, {"2.5", false}, {"many", false}} {
+		_, err := st.SetSetting(ctx, "monitor.tool_warning_count", tc.value)
+		var ve *ValidationError
+		if tc.ok && err != nil || !tc.ok && (!errors.As(err, &ve) || ve.Field != "monitor.tool_warning_count") {
+			t.Errorf("SetSetting(monitor.tool_warning_count, %q) = %v; want accepted %t", tc.value, err, tc.ok)
+		}
+	}
+	if s, err := st.Settings(ctx); err != nil || s.Monitor.ToolWarningCount != 64 {
+		t.Errorf("Settings().Monitor.ToolWarningCount = %d, %v; want 64 (the last valid value)", s.Monitor.ToolWarningCount, err)
 	}
 }

@@ -11,7 +11,7 @@ import (
 // none when body storage is off, each capped otherwise. The store redacts when writing.
 func record(ex *proxy.Exchange, bodies *bodyPolicy) store.Exchange {
 	rec := store.Exchange{
-		ID: ex.ID, State: string(ex.State), Route: ex.Route, Method: ex.Method, Path: ex.Path,
+		ID: ex.ID, ParentID: ex.ParentID, State: string(ex.State), Route: ex.Route, Method: ex.Method, Path: ex.Path,
 		ClientProtocol: ex.ClientProtocol, UpstreamProtocol: ex.UpstreamProtocol,
 		UserAgent: ex.UserAgent, RemoteAddr: ex.RemoteAddr, SessionID: ex.SessionID,
 		Model: ex.Model, ModelSent: ex.ModelSent, Stream: ex.Stream,
@@ -24,6 +24,7 @@ func record(ex *proxy.Exchange, bodies *bodyPolicy) store.Exchange {
 		PressureBefore: ex.PressureBefore, PressureAfter: ex.PressureAfter,
 		SignatureRecoveries: ex.SignatureRecoveries, CrossModelDropped: ex.CrossModelDropped,
 		Signatures: len(ex.Signatures), ToolUseIDs: append([]string{}, ex.ToolUseIDs...),
+		Tools: ex.Tools, ToolTokens: ex.ToolTokens, ToolsCalled: append([]string{}, ex.ToolsCalled...),
 		BytesIn: ex.BytesIn, BytesOut: ex.BytesOut, BodiesTruncated: ex.BodiesTruncated,
 		Layers: []string{},
 	}

@@ -12,14 +12,15 @@ import (
 func TestRecordMapsEveryField(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	ex := proxy.Exchange{
-		ID: "lh_1", State: proxy.ExchangeFinished, Route: "messages", Method: "POST", Path: "/v1/messages",
+		ID: "lh_1", ParentID: "lh_0", State: proxy.ExchangeFinished, Route: "messages", Method: "POST", Path: "/v1/messages",
 		ClientProtocol: proxy.ProtocolOpenAIChat, UpstreamProtocol: "anthropic",
 		UserAgent: "claude-cli/2.1", RemoteAddr: "127.0.0.1:4000", Model: "claude-opus-4-1", ModelSent: "claude-opus-4-1-x",
 		Stream: true, SessionID: "s1", Start: t0, FirstByte: t0.Add(300 * time.Millisecond), End: t0.Add(4 * time.Second),
 		Status: 200, ErrorType: "", StreamOutcome: "complete", StopReason: "tool_use",
-		Usage:        proxy.Usage{InputTokens: 10, OutputTokens: 20, CacheReadInputTokens: 30, CacheCreationInputTokens: 40},
-		Signatures:   []string{"sig1", "sig2"},
-		ToolUseIDs:   []string{"toolu_1"},
+		Usage:      proxy.Usage{InputTokens: 10, OutputTokens: 20, CacheReadInputTokens: 30, CacheCreationInputTokens: 40},
+		Signatures: []string{"sig1", "sig2"},
+		ToolUseIDs: []string{"toolu_1"},
+		Tools:      31, ToolTokens: 7000, ToolsCalled: []string{"read_file"},
 		ContextLimit: 200000, TokensBefore: 150000, TokensAfter: 90000, PressureBefore: 0.75, PressureAfter: 0.45,
 		Compaction: []proxy.CompactionStep{
 			{Layer: "tool-results", TokensBefore: 150000, TokensAfter: 120000, RawBefore: 140000, RawAfter: 110000, Items: 4, Duration: time.Millisecond},
@@ -35,7 +36,7 @@ func TestRecordMapsEveryField(t *testing.T) {
 	}
 	got := record(&ex, &bodyPolicy{store: true, maxBytes: 12})
 	want := store.Exchange{
-		ID: "lh_1", State: "finished", Route: "messages", Method: "POST", Path: "/v1/messages",
+		ID: "lh_1", ParentID: "lh_0", State: "finished", Route: "messages", Method: "POST", Path: "/v1/messages",
 		ClientProtocol: "openai-chat", UpstreamProtocol: "anthropic",
 		UserAgent: "claude-cli/2.1", RemoteAddr: "127.0.0.1:4000", SessionID: "s1", Model: "claude-opus-4-1", ModelSent: "claude-opus-4-1-x",
 		Stream: true, AccountID: 2, AccountName: "b", Start: t0, FirstByte: t0.Add(300 * time.Millisecond), End: t0.Add(4 * time.Second),
@@ -43,7 +44,7 @@ func TestRecordMapsEveryField(t *testing.T) {
 		InputTokens: 10, OutputTokens: 20, CacheReadTokens: 30, CacheWriteTokens: 40,
 		ContextLimit: 200000, TokensBefore: 150000, TokensAfter: 90000, PressureBefore: 0.75, PressureAfter: 0.45,
 		Layers: []string{"tool-results", "Layer-3"}, TokensSaved: 60000, SignatureRecoveries: 3, CrossModelDropped: 1,
-		Signatures: 2, ToolUseIDs: []string{"toolu_1"}, BytesIn: 100, BytesOut: 200, BodiesTruncated: true,
+		Signatures: 2, ToolUseIDs: []string{"toolu_1"}, Tools: 31, ToolTokens: 7000, ToolsCalled: []string{"read_file"}, BytesIn: 100, BytesOut: 200, BodiesTruncated: true,
 		Attempts: []store.Attempt{
 			{AccountID: 1, AccountName: "a", Status: 529, Error: "overloaded", Start: t0, Duration: 50 * time.Millisecond},
 			{AccountID: 2, AccountName: "b", Status: 200, Start: t0.Add(100 * time.Millisecond), Duration: 3 * time.Second},

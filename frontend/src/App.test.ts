@@ -2,11 +2,11 @@ import { createPinia } from 'pinia'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createApp, nextTick, type App as VueApp } from 'vue'
 import App from './App.vue'
-import type { ProxyStatus } from './api/models'
+import type { Exchange, ProxyStatus } from './api/models'
 import { PROXY_STATUS } from './events'
 import { i18n, missingKeys, setLocale } from './i18n'
 import { navigate } from './router'
-import { claudeCodeUnconfigured, emptySeries, emptyStats, proxyStatus, settingsView, updatesOff } from './testing/fixtures'
+import { claudeCodeUnconfigured, emptySeries, emptyStats, exchange, proxyStatus, settingsView, updatesOff } from './testing/fixtures'
 import { installWails } from './testing/wails'
 
 const running: ProxyStatus = proxyStatus({ requests: 1234, dataDir: '/home/me/.local/share/longhaul' })
@@ -24,7 +24,7 @@ afterEach(() => {
 })
 
 /** Mounts the page inside a fake Wails window. */
-function mountInWails(initial: ProxyStatus) {
+function mountInWails(initial: ProxyStatus, exchanges: Exchange[] = []) {
   let state = { ...initial }
   const wails = installWails()
   const { go } = wails
@@ -35,7 +35,7 @@ function mountInWails(initial: ProxyStatus) {
     return state
   })
   go.Settings.Get.mockImplementation(async () => settingsView())
-  go.History.List.mockImplementation(async () => ({ exchanges: [], next: 0 }))
+  go.History.List.mockImplementation(async () => ({ exchanges, next: 0 }))
   go.History.Sessions.mockImplementation(async () => [])
   go.History.Stats.mockImplementation(async () => emptyStats())
   go.History.StatsSeries.mockImplementation(async () => emptySeries())
@@ -109,6 +109,38 @@ describe('App', () => {
     }
     expect($('proxy-state')?.textContent).toBe('运行中')
     expect(missingKeys).toEqual([])
+  })
+
+  it('badges a monitor row offering too many tools and marks a summary call as its parent’s', async () => {
+    const parent = exchange({ id: 'lh_p', tools: 31, toolTokens: 9000, layers: ['Layer-3'] })
+    const child = exchange({ id: 'lh_c', parentID: 'lh_p', route: 'summary', accountName: 'home' })
+    const few = exchange({ id: 'lh_f', tools: 30 })
+    const { el, go } = mountInWails(running, [child, parent, few])
+    await vi.waitFor(() => expect(el.querySelectorAll('[data-testid=monitor-row]')).toHaveLength(3))
+    const row = (id: string) => el.querySelector(`[data-testid=monitor-row][data-id=${id}]`)
+    expect(row('lh_p')?.querySelector('[data-testid=tools-badge]')?.getAttribute('data-warning')).toBe('true')
+    expect(row('lh_f')?.querySelector('[data-testid=tools-badge]')?.getAttribute('data-warning')).toBe('false')
+    expect(row('lh_c')?.getAttribute('data-parent')).toBe('lh_p')
+    expect(row('lh_p')?.querySelector('[data-testid=row-parent]')).toBeNull()
+    row('lh_c')?.querySelector<HTMLElement>('[data-testid=row-parent]')?.click()
+    await vi.waitFor(() => expect(el.querySelector('main')?.getAttribute('data-page')).toBe('request'))
+    expect(go.History.Detail).toHaveBeenCalledWith('lh_p')
+  })
+
+  it('shows the tools a session offered and the ones it called', async () => {
+    const { el, go } = mountInWails(running)
+    const session = {
+      id: 'sess-1', client: 'claude-cli/2.1', firstSeen: '2026-01-01T12:00:00Z', lastSeen: '2026-01-01T12:05:00Z',
+      requests: 4, errors: 0, lastModel: 'claude-sonnet-4-5', lastAccount: 'work', boundAccount: '',
+      contextLimit: 200000, tokens: 1000, pressure: 0.005, layersFired: [], compactions: 0, tokensSaved: 0,
+      inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0,
+      tools: 40, toolTokens: 12000, toolsCalled: ['read_file', 'bash'], summaryCalls: 1,
+    }
+    go.History.Sessions.mockImplementation(async () => [session])
+    navigate('sessions')
+    await vi.waitFor(() => expect(el.querySelector('[data-testid=session-tools] [data-testid=tools-badge]')?.getAttribute('data-warning')).toBe('true'))
+    const called = [...el.querySelectorAll('[data-testid=session-tools-called] code')].map((c) => c.textContent)
+    expect(called).toEqual(['read_file', 'bash'])
   })
 
   it('stops listening when unmounted', async () => {

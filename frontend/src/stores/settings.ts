@@ -68,6 +68,9 @@ export const useSettingsStore = defineStore('settings', () => {
   const saving = ref(false)
   const savedAt = ref(0)
 
+  /** Requests offering more tools than this get a warning badge (monitor.tool_warning_count). */
+  const toolWarningCount = computed(() => view.value?.settings.monitor?.tool_warning_count ?? 30)
+
   const dirty = computed(() =>
     view.value && draft.value ? changedKeys(view.value.keys, view.value.settings, draft.value) : [],
   )
@@ -150,5 +153,5 @@ export const useSettingsStore = defineStore('settings', () => {
     fieldErrors.value = {}
   }
 
-  return { view, draft, fieldErrors, error, saving, savedAt, dirty, load, set, setThreshold, save, reset, discard }
+  return { view, draft, fieldErrors, error, saving, savedAt, dirty, toolWarningCount, load, set, setThreshold, save, reset, discard }
 })

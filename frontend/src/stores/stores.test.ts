@@ -236,6 +236,7 @@ describe('dashboard lines', () => {
       cacheReadTokens: 0,
       cacheWriteTokens: 0,
       tokensSaved: 0,
+      summaryCalls: 0,
     })
     const s = {
       since: '',
@@ -279,7 +280,7 @@ describe('sessions and dashboard helpers', () => {
   })
 
   it('turns time buckets into chart columns, zero where there was no traffic', () => {
-    const row = { key: '', requests: 3, errors: 1, inputTokens: 10, outputTokens: 5, cacheReadTokens: 2, cacheWriteTokens: 1, tokensSaved: 7 }
+    const row = { key: '', requests: 3, errors: 1, inputTokens: 10, outputTokens: 5, cacheReadTokens: 2, cacheWriteTokens: 1, tokensSaved: 7, summaryCalls: 0 }
     const s = series({
       since: '2026-01-01T08:30:00Z',
       until: '2026-01-01T10:15:00Z',

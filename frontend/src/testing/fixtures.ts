@@ -38,7 +38,7 @@ export function accountView(over: Partial<AccountView> = {}): AccountView {
 }
 
 export function emptyStats(): Stats {
-  const total = { key: '', requests: 0, errors: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, tokensSaved: 0 }
+  const total = { key: '', requests: 0, errors: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, tokensSaved: 0, summaryCalls: 0 }
   return { since: '', until: '', bucket: 'hour', total, byAccount: [], byModel: [], byTime: [] }
 }
 
@@ -85,6 +85,7 @@ export function defaultSettings(): Settings {
       signature_cache_entries: 10000,
     },
     history: { retention_days: 90, max_bytes: 1073741824, store_bodies: true, body_retention_days: 7, max_body_bytes: 2097152 },
+    monitor: { tool_warning_count: 30 },
     app: { autostart: false, start_minimized: false, check_updates: true, language: 'en' },
   }
 }
@@ -104,6 +105,7 @@ export const settingKeys = [
   'history.max_bytes',
   'history.retention_days',
   'history.store_bodies',
+  'monitor.tool_warning_count',
   'proxy.allowed_origins',
   'proxy.bind',
   'proxy.client_key',
@@ -136,6 +138,7 @@ export function exchange(over: Partial<Exchange> = {}): Exchange {
   return {
     seq: 0,
     id: `ex-${n}`,
+    parentID: '',
     state: 'finished',
     route: 'messages',
     clientProtocol: 'anthropic',
@@ -176,6 +179,9 @@ export function exchange(over: Partial<Exchange> = {}): Exchange {
     crossModelDropped: 0,
     signatures: 0,
     toolUseIDs: [],
+    tools: 0,
+    toolTokens: 0,
+    toolsCalled: [],
     bytesIn: 1000,
     bytesOut: 500,
     hasBodies: false,

@@ -2,7 +2,7 @@ import { createPinia } from 'pinia'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createApp } from 'vue'
 import { i18n } from '../i18n'
-import { exchange } from '../testing/fixtures'
+import { exchange, settingsView } from '../testing/fixtures'
 import { installWails } from '../testing/wails'
 import RequestView from './RequestView.vue'
 
@@ -114,5 +114,63 @@ describe('RequestView', () => {
       createURL.mockRestore()
       click.mockRestore()
     }
+  })
+
+  it('shows the tool inventory, with the warning badge above monitor.tool_warning_count', async () => {
+    const { go } = installWails()
+    const view = settingsView()
+    view.settings.monitor.tool_warning_count = 5
+    go.Settings.Get.mockImplementation(async () => view)
+    go.History.Detail.mockImplementation(async () => exchange({ id: 'lh_3', tools: 6, toolTokens: 1200, toolsCalled: ['read', 'bash'] }))
+    const el = document.createElement('div')
+    document.body.appendChild(el)
+    const app = createApp(RequestView, { id: 'lh_3' }).use(createPinia()).use(i18n)
+    app.mount(el)
+    await vi.waitFor(() => expect(el.querySelector('[data-testid=request-tools] [data-testid=tools-badge]')?.getAttribute('data-warning')).toBe('true'))
+    expect(el.querySelector('[data-testid=request-tools]')?.textContent).toContain('1,200 tokens')
+    expect(el.querySelector('[data-testid=request-tools-called]')?.textContent).toBe('read, bash')
+    app.unmount()
+  })
+
+  it('shows no warning at the threshold itself', async () => {
+    const { go } = installWails()
+    go.Settings.Get.mockImplementation(async () => settingsView())
+    go.History.Detail.mockImplementation(async () => exchange({ id: 'lh_4', tools: 30, toolTokens: 900 }))
+    const el = document.createElement('div')
+    document.body.appendChild(el)
+    const app = createApp(RequestView, { id: 'lh_4' }).use(createPinia()).use(i18n)
+    app.mount(el)
+    await vi.waitFor(() => expect(el.querySelector('[data-testid=request-tools] [data-testid=tools-badge]')?.getAttribute('data-warning')).toBe('false'))
+    expect(el.querySelector('[data-testid=request-tools-called]')?.textContent).toBe('none')
+    app.unmount()
+  })
+
+  it('lists a Layer-3 request’s summary calls with their account and tokens', async () => {
+    const { go } = installWails()
+    const child = exchange({ id: 'lh_sum', parentID: 'lh_5', route: 'summary', accountName: 'home', model: 'claude-haiku-4-5', modelSent: 'claude-haiku-4-5', inputTokens: 40000, outputTokens: 800 })
+    go.History.Detail.mockImplementation(async () => exchange({ id: 'lh_5', layers: ['Layer-3'], children: [child] }))
+    const el = document.createElement('div')
+    document.body.appendChild(el)
+    const app = createApp(RequestView, { id: 'lh_5' }).use(createPinia()).use(i18n)
+    app.mount(el)
+    await vi.waitFor(() => expect(el.querySelectorAll('[data-testid=summary-call]')).toHaveLength(1))
+    const row = el.querySelector('[data-testid=summary-call]')
+    expect(row?.getAttribute('data-id')).toBe('lh_sum')
+    expect(row?.querySelector('[data-testid=summary-call-account]')?.textContent).toBe('home')
+    expect(row?.querySelector('[data-testid=summary-call-tokens]')?.textContent).toContain('in 40,000 · out 800')
+    expect(row?.querySelector('a')?.getAttribute('href')).toContain('lh_sum')
+    app.unmount()
+  })
+
+  it('links a summary call to the request it summarised', async () => {
+    const { go } = installWails()
+    go.History.Detail.mockImplementation(async () => exchange({ id: 'lh_sum', parentID: 'lh_5', route: 'summary' }))
+    const el = document.createElement('div')
+    document.body.appendChild(el)
+    const app = createApp(RequestView, { id: 'lh_sum' }).use(createPinia()).use(i18n)
+    app.mount(el)
+    await vi.waitFor(() => expect(el.querySelector('[data-testid=request-parent]')?.getAttribute('href')).toContain('lh_5'))
+    expect(el.querySelector('[data-testid=summary-calls]')).toBeNull()
+    app.unmount()
   })
 })

@@ -10,7 +10,9 @@
 // in the Accounts page, tests its key, disables and enables it; sets a tiny context limit in
 // Settings; sends a tool-loop request through the proxy and sees it in the live monitor within a
 // second; opens its detail and finds the diff labelled Layer-1; has L2 below L1 refused (in the
-// page and by the backend), saves a valid L2 and sees the next request run Layer-2; filters the
+// page and by the backend), saves a valid L2 and sees the next request run Layer-2; sends one offering 31 tools and sees
+// the tool warning badge, its Layer-3 summary call as a linked child row with account and tokens,
+// and the dashboard counting it; filters the
 // monitor (status error, then ok) and sees live requests shown only as the backend matches them; configures
 // Claude Code and undoes it; renders every page in English and in Chinese, failing on any
 // missing message key; and sets a client key: the login page refuses a wrong key, the right one
@@ -466,6 +468,21 @@ function toolLoop(session) {
 }
 
 /**
+ * n tool definitions, each with a description long enough that 31 of them take about 2,300
+ * tokens (estimated): with the 3000-token limit of e2e-* they keep the toolLoop request above L3
+ * (0.95) after Layers 1 and 2, and below the limit once Layer 3 has summarised its history
+ * (the tools cannot be compacted, so more of them would leave it over the limit and refused).
+ * @param {number} n
+ */
+function manyTools(n) {
+  return Array.from({ length: n }, (_, i) => ({
+    name: `tool_${i + 1}`,
+    description: `Tool number ${i + 1}. ` + 'It does one small thing to the repository and reports what it did. '.repeat(2),
+    input_schema: { type: 'object', properties: { path: { type: 'string' } } },
+  }))
+}
+
+/**
  * POSTs JSON on a fresh connection and resolves with the status, the body and the request id
  * the proxy answered with (Longhaul-Request-Id).
  * @param {number} port
@@ -736,6 +753,58 @@ async function pageSteps(page, uiURL, port, home) {
     const layers = Object.fromEntries(h.exchanges.map((/** @type {{id: string, layers: string[]}} */ e) => [e.id, e.layers]))
     if (JSON.stringify(layers[first]) !== '["Layer-1"]') throw new Error(`first request layers ${JSON.stringify(layers[first])}; want only Layer-1`)
     if (!layers[id]?.includes('Layer-2')) throw new Error(`second request layers ${JSON.stringify(layers[id])}; want Layer-2`)
+  })
+
+  /** @type {{parent: string, child: string}} */
+  const l3 = { parent: '', child: '' }
+  await step('a request offering 31 tools shows the tool warning badge in the monitor', async () => {
+    const before = await rowIds(page)
+    const res = await postJSON(port, '/v1/messages', { ...toolLoop('tools'), tools: manyTools(31) })
+    if (res.status !== 200) throw new Error(`proxy answered ${res.status}: ${res.body.slice(0, 300)}`)
+    await newRow(page, before, 3000)
+    await until(
+      async () => {
+        const h = await historyJSON(page, uiURL)
+        const e = h.exchanges.find((/** @type {{tools: number, parentID: string}} */ x) => x.tools === 31 && x.parentID === '')
+        l3.parent = e?.id ?? ''
+        return l3.parent !== ''
+      },
+      5000,
+      () => 'no recorded request with 31 tools',
+    )
+    const badge = page.locator(`[data-testid=monitor-row][data-id="${l3.parent}"] [data-testid=tools-badge]`)
+    await badge.waitFor({ timeout: 5000 })
+    if ((await badge.getAttribute('data-warning')) !== 'true') throw new Error('31 tools (over the default 30) show no warning')
+    if (!((await badge.textContent()) ?? '').includes('31')) throw new Error(`badge reads ${JSON.stringify(await badge.textContent())}`)
+  })
+  await step('Layer 3 ran on it: its summary call is a child row, linked to it, with account and tokens on its page', async () => {
+    await until(
+      async () => {
+        const h = await historyJSON(page, uiURL)
+        const c = h.exchanges.find((/** @type {{parentID: string}} */ x) => x.parentID === l3.parent)
+        l3.child = c?.id ?? ''
+        return l3.child !== ''
+      },
+      5000,
+      () => `no summary call recorded for ${l3.parent}`,
+    )
+    const row = page.locator(`[data-testid=monitor-row][data-id="${l3.child}"][data-parent="${l3.parent}"]`)
+    await row.waitFor({ timeout: 5000 })
+    await row.getByTestId('row-parent').click()
+    const call = page.locator(`[data-testid=summary-call][data-id="${l3.child}"]`)
+    await call.waitFor({ timeout: 5000 })
+    const account = ((await call.getByTestId('summary-call-account').textContent()) ?? '').trim()
+    const tokens = ((await call.getByTestId('summary-call-tokens').textContent()) ?? '').trim()
+    if (account === '' || account === '–') throw new Error('the summary call shows no account')
+    if (!/^in [1-9]/.test(tokens)) throw new Error(`the summary call shows tokens ${JSON.stringify(tokens)}; want its input tokens`)
+    await page.screenshot({ path: join(outDir, 'request-layer3.png'), fullPage: true, timeout: 10_000 })
+  })
+  await step('the dashboard counts the summary call', async () => {
+    await nav(page, 'dashboard')
+    const text = (await page.getByTestId('total-summary-calls').textContent({ timeout: 5000 })) ?? ''
+    if (!/[1-9]/.test(text)) throw new Error(`dashboard summary calls: ${JSON.stringify(text)}`)
+    await nav(page, 'monitor')
+    await until(async () => (await page.getByText('Loading…').count()) === 0, 5000, () => 'monitor still loading')
   })
 
   await step('Monitor: paused, a new request waits; resumed, it shows', async () => {

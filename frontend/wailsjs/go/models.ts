@@ -138,6 +138,7 @@ export namespace store {
 	export interface Exchange {
 	    seq: number;
 	    id: string;
+	    parentID: string;
 	    state: string;
 	    route: string;
 	    clientProtocol: string;
@@ -178,6 +179,9 @@ export namespace store {
 	    crossModelDropped: number;
 	    signatures: number;
 	    toolUseIDs: string[];
+	    tools: number;
+	    toolTokens: number;
+	    toolsCalled: string[];
 	    bytesIn: number;
 	    bytesOut: number;
 	    hasBodies: boolean;
@@ -185,6 +189,7 @@ export namespace store {
 	    attempts?: Attempt[];
 	    compaction?: CompactionStep[];
 	    bodies?: Bodies;
+	    children?: Exchange[];
 	}
 	export interface ExperimentalSettings {
 	    enable_signature_cache: boolean;
@@ -210,6 +215,9 @@ export namespace store {
 	    pattern: string;
 	    model: string;
 	    account?: string;
+	}
+	export interface MonitorSettings {
+	    tool_warning_count: number;
 	}
 	export interface RotationSettings {
 	    policy: string;
@@ -250,11 +258,16 @@ export namespace store {
 	    outputTokens: number;
 	    cacheReadTokens: number;
 	    cacheWriteTokens: number;
+	    tools: number;
+	    toolTokens: number;
+	    toolsCalled: string[];
+	    summaryCalls: number;
 	}
 	export interface Settings {
 	    proxy: ProxySettings;
 	    compaction: CompactionSettings;
 	    history: HistorySettings;
+	    monitor: MonitorSettings;
 	    app: AppSettings;
 	}
 	export interface StatsRow {
@@ -267,6 +280,7 @@ export namespace store {
 	    cacheReadTokens: number;
 	    cacheWriteTokens: number;
 	    tokensSaved: number;
+	    summaryCalls: number;
 	}
 	export interface Stats {
 	    since: string;
