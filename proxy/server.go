@@ -6,6 +6,7 @@ package proxy
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -489,8 +490,13 @@ func geminiCall(c *call, r *http.Request) *Error {
 	return nil
 }
 
+// newExchangeID is "lh_" and 24 hex digits: the time in Unix nanoseconds, then 32 random bits.
+// Ids that start with the time are appended to the history's id index instead of inserted at
+// random places in it (a new row cost the store about half as much at 100,000 rows:
+// docs/performance.md); the random part keeps ids of one nanosecond apart.
 func newExchangeID() string {
 	var b [12]byte
-	rand.Read(b[:]) //nolint:errcheck // crypto/rand.Read never fails
+	binary.BigEndian.PutUint64(b[:8], uint64(time.Now().UnixNano()))
+	rand.Read(b[8:]) //nolint:errcheck // crypto/rand.Read never fails
 	return "lh_" + hex.EncodeToString(b[:])
 }

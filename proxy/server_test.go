@@ -291,3 +291,18 @@ func TestUIOnTheProxyPort(t *testing.T) {
 		}
 	})
 }
+
+func TestExchangeIDsAreUniqueAndStartWithTheTime(t *testing.T) {
+	seen := map[string]bool{}
+	prev := ""
+	for range 1000 {
+		id := newExchangeID()
+		if len(id) != 27 || !strings.HasPrefix(id, "lh_") || seen[id] {
+			t.Fatalf("id %q: want lh_ and 24 hex digits, never repeated", id)
+		}
+		if id[:19] < prev[:min(len(prev), 19)] {
+			t.Fatalf("id %q sorts before the earlier %q: its time part must not go back", id, prev)
+		}
+		seen[id], prev = true, id
+	}
+}
