@@ -19,6 +19,9 @@ type Exchange struct {
 	// ParentID is, on a request the proxy made itself (a Layer-3 summary call, Route
 	// "summary"), the ID of the client request that caused it; "" on a client's request.
 	ParentID string `json:"parentID"`
+	// ReplayOf is, on a request re-sent from the history (a replay: uncompacted, on another
+	// account or model), the ID of the exchange it re-sent; "" otherwise.
+	ReplayOf string `json:"replayOf"`
 	State    string `json:"state"` // "started" or "finished"
 	Route    string `json:"route"`
 	// ClientProtocol is the wire format the client spoke ("anthropic", "openai-chat",
@@ -88,6 +91,8 @@ type Exchange struct {
 	// Children are the requests the proxy made on this one's behalf (its Layer-3 summary
 	// calls), oldest first, as list rows; Store.Exchange only.
 	Children []Exchange `json:"children,omitempty"`
+	// Replays are the replays of this one, oldest first, as list rows; Store.Exchange only.
+	Replays []Exchange `json:"replays,omitempty"`
 }
 
 // Attempt is one try against one upstream account.
@@ -170,8 +175,8 @@ const exchangeColumns = `(
 	context_limit, tokens_before, tokens_after, pressure_before, pressure_after,
 	layers, tokens_saved, signature_recoveries, cross_model_dropped, signatures, tool_use_ids,
 	bytes_in, bytes_out, has_bodies, bodies_truncated, attempts, client_protocol, upstream_protocol,
-	parent_id, tools, tool_tokens, tools_called)
-VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	parent_id, tools, tool_tokens, tools_called, replay_of)
+VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
 // insertExchange writes a row the table does not hold yet, which is most of them: a request
 // that started and finished within one batch is written once, finished. Its seq is the
@@ -203,7 +208,8 @@ ON CONFLICT (id) DO UPDATE SET
 	bytes_in=excluded.bytes_in, bytes_out=excluded.bytes_out,
 	has_bodies=max(has_bodies, excluded.has_bodies), bodies_truncated=excluded.bodies_truncated,
 	attempts=excluded.attempts, client_protocol=excluded.client_protocol, upstream_protocol=excluded.upstream_protocol,
-	parent_id=excluded.parent_id, tools=excluded.tools, tool_tokens=excluded.tool_tokens, tools_called=excluded.tools_called
+	parent_id=excluded.parent_id, tools=excluded.tools, tool_tokens=excluded.tool_tokens, tools_called=excluded.tools_called,
+	replay_of=excluded.replay_of
 WHERE exchanges.state != 'finished' OR excluded.state = 'finished'
 RETURNING seq`
 
@@ -327,7 +333,7 @@ func (w *exchangeWriter) write(ctx context.Context, e Exchange) error {
 		e.ContextLimit, e.TokensBefore, e.TokensAfter, e.PressureBefore, e.PressureAfter,
 		strings.Join(e.Layers, ","), e.TokensSaved, e.SignatureRecoveries, e.CrossModelDropped, e.Signatures, string(toolIDs),
 		e.BytesIn, e.BytesOut, hasBodies, e.BodiesTruncated, attempts, e.ClientProtocol, e.UpstreamProtocol,
-		e.ParentID, e.Tools, e.ToolTokens, string(toolsCalled),
+		e.ParentID, e.Tools, e.ToolTokens, string(toolsCalled), e.ReplayOf,
 	}
 	res, err := w.insert.ExecContext(ctx, args...)
 	if err != nil {

@@ -29,6 +29,7 @@ func (e *Exchange) appendJSON(b []byte) []byte {
 	b = appendInt(append(b, `{"seq":`...), e.Seq)
 	b = appendJSONString(append(b, `,"id":`...), e.ID)
 	b = appendJSONString(append(b, `,"parentID":`...), e.ParentID)
+	b = appendJSONString(append(b, `,"replayOf":`...), e.ReplayOf)
 	b = appendJSONString(append(b, `,"state":`...), e.State)
 	b = appendJSONString(append(b, `,"route":`...), e.Route)
 	b = appendJSONString(append(b, `,"clientProtocol":`...), e.ClientProtocol)
@@ -115,6 +116,9 @@ func (e *Exchange) appendJSON(b []byte) []byte {
 	}
 	if len(e.Children) > 0 {
 		b = AppendExchangesJSON(append(b, `,"children":`...), e.Children)
+	}
+	if len(e.Replays) > 0 {
+		b = AppendExchangesJSON(append(b, `,"replays":`...), e.Replays)
 	}
 	return append(b, '}')
 }

@@ -45,7 +45,7 @@ const listColumns = `seq, id, state, route, method, path, user_agent, remote_add
 	context_limit, tokens_before, tokens_after, pressure_before, pressure_after,
 	layers, tokens_saved, signature_recoveries, cross_model_dropped, signatures, tool_use_ids,
 	bytes_in, bytes_out, has_bodies, bodies_truncated, client_protocol, upstream_protocol,
-	parent_id, tools, tool_tokens, tools_called`
+	parent_id, tools, tool_tokens, tools_called, replay_of`
 
 // failedSQL is HasFailed's rule for a finished row, as the list filters and the stats
 // (errorCond) select by it; TestFailedRuleIsOneRule checks that the two agree.
@@ -72,7 +72,7 @@ func scanExchange(sc interface{ Scan(...any) error }) (Exchange, error) {
 		&e.ContextLimit, &e.TokensBefore, &e.TokensAfter, &e.PressureBefore, &e.PressureAfter,
 		&layers, &e.TokensSaved, &e.SignatureRecoveries, &e.CrossModelDropped, &e.Signatures, &toolIDs,
 		&e.BytesIn, &e.BytesOut, &e.HasBodies, &e.BodiesTruncated, &e.ClientProtocol, &e.UpstreamProtocol,
-		&e.ParentID, &e.Tools, &e.ToolTokens, &toolsCalled)
+		&e.ParentID, &e.Tools, &e.ToolTokens, &toolsCalled, &e.ReplayOf)
 	if err != nil {
 		return e, err
 	}
@@ -208,30 +208,34 @@ func (st *Store) Exchange(ctx context.Context, id string) (Exchange, error) {
 	if err := st.loadDetail(ctx, &e); err != nil {
 		return Exchange{}, fmt.Errorf("exchange %s: %w", id, err)
 	}
-	if e.Children, err = st.children(ctx, e.ID); err != nil {
-		return Exchange{}, fmt.Errorf("exchange %s: %w", id, err)
+	if e.Children, err = st.linked(ctx, "parent_id", e.ID); err != nil {
+		return Exchange{}, fmt.Errorf("exchange %s: children: %w", id, err)
+	}
+	if e.Replays, err = st.linked(ctx, "replay_of", e.ID); err != nil {
+		return Exchange{}, fmt.Errorf("exchange %s: replays: %w", id, err)
 	}
 	return e, nil
 }
 
-// children lists the exchanges whose parent is id, oldest first (a request has a summary
-// call or two at most, so no paging).
-func (st *Store) children(ctx context.Context, id string) ([]Exchange, error) {
-	rows, err := st.db.QueryContext(ctx, `SELECT `+listColumns+` FROM exchanges WHERE parent_id = ? ORDER BY seq`, id)
+// linked lists the exchanges whose column (parent_id: its summary calls; replay_of: its
+// replays) holds id, oldest first. A request has a summary call or two and a user's handful
+// of replays at most, so no paging. column is one of those two names, never input.
+func (st *Store) linked(ctx context.Context, column, id string) ([]Exchange, error) {
+	rows, err := st.db.QueryContext(ctx, `SELECT `+listColumns+` FROM exchanges WHERE `+column+` = ? ORDER BY seq`, id)
 	if err != nil {
-		return nil, fmt.Errorf("children: %w", err)
+		return nil, err
 	}
 	defer rows.Close() //nolint:errcheck // read-only
 	var out []Exchange
 	for rows.Next() {
 		c, err := scanExchange(rows)
 		if err != nil {
-			return nil, fmt.Errorf("children: %w", err)
+			return nil, err
 		}
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("children: %w", err)
+		return nil, err
 	}
 	return out, nil
 }
@@ -317,11 +321,12 @@ func (st *Store) loadAttemptRows(ctx context.Context, e *Exchange) error {
 }
 
 // LatestExchange returns the most recently recorded /v1/messages exchange of a session, or
-// of any session when sessionID is "" (the status line's "where am I now").
+// of any session when sessionID is "" (the status line's "where am I now"). A replay is
+// never it: it re-sent an old request on the user's demand, the session did not move.
 func (st *Store) LatestExchange(ctx context.Context, sessionID string) (Exchange, error) {
-	q, args := `SELECT `+listColumns+` FROM exchanges WHERE route = 'messages' AND session_id != '' ORDER BY seq DESC LIMIT 1`, []any{}
+	q, args := `SELECT `+listColumns+` FROM exchanges WHERE route = 'messages' AND session_id != '' AND replay_of = '' ORDER BY seq DESC LIMIT 1`, []any{}
 	if sessionID != "" {
-		q, args = `SELECT `+listColumns+` FROM exchanges WHERE session_id = ? AND route = 'messages' ORDER BY seq DESC LIMIT 1`, []any{sessionID}
+		q, args = `SELECT `+listColumns+` FROM exchanges WHERE session_id = ? AND route = 'messages' AND replay_of = '' ORDER BY seq DESC LIMIT 1`, []any{sessionID}
 	}
 	e, err := scanExchange(st.db.QueryRowContext(ctx, q, args...))
 	if errors.Is(err, sql.ErrNoRows) && sessionID == "" {

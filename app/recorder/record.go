@@ -11,7 +11,7 @@ import (
 // none when body storage is off, each capped otherwise. The store redacts when writing.
 func record(ex *proxy.Exchange, bodies *bodyPolicy) store.Exchange {
 	rec := store.Exchange{
-		ID: ex.ID, ParentID: ex.ParentID, State: string(ex.State), Route: ex.Route, Method: ex.Method, Path: ex.Path,
+		ID: ex.ID, ParentID: ex.ParentID, ReplayOf: ex.ReplayOf, State: string(ex.State), Route: ex.Route, Method: ex.Method, Path: ex.Path,
 		ClientProtocol: ex.ClientProtocol, UpstreamProtocol: ex.UpstreamProtocol,
 		UserAgent: ex.UserAgent, RemoteAddr: ex.RemoteAddr, SessionID: ex.SessionID,
 		Model: ex.Model, ModelSent: ex.ModelSent, Stream: ex.Stream,

@@ -12,7 +12,7 @@ import (
 func TestRecordMapsEveryField(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	ex := proxy.Exchange{
-		ID: "lh_1", ParentID: "lh_0", State: proxy.ExchangeFinished, Route: "messages", Method: "POST", Path: "/v1/messages",
+		ID: "lh_1", ParentID: "lh_0", ReplayOf: "lh_r", State: proxy.ExchangeFinished, Route: "messages", Method: "POST", Path: "/v1/messages",
 		ClientProtocol: proxy.ProtocolOpenAIChat, UpstreamProtocol: "anthropic",
 		UserAgent: "claude-cli/2.1", RemoteAddr: "127.0.0.1:4000", Model: "claude-opus-4-1", ModelSent: "claude-opus-4-1-x",
 		Stream: true, SessionID: "s1", Start: t0, FirstByte: t0.Add(300 * time.Millisecond), End: t0.Add(4 * time.Second),
@@ -36,7 +36,7 @@ func TestRecordMapsEveryField(t *testing.T) {
 	}
 	got := record(&ex, &bodyPolicy{store: true, maxBytes: 12})
 	want := store.Exchange{
-		ID: "lh_1", ParentID: "lh_0", State: "finished", Route: "messages", Method: "POST", Path: "/v1/messages",
+		ID: "lh_1", ParentID: "lh_0", ReplayOf: "lh_r", State: "finished", Route: "messages", Method: "POST", Path: "/v1/messages",
 		ClientProtocol: "openai-chat", UpstreamProtocol: "anthropic",
 		UserAgent: "claude-cli/2.1", RemoteAddr: "127.0.0.1:4000", SessionID: "s1", Model: "claude-opus-4-1", ModelSent: "claude-opus-4-1-x",
 		Stream: true, AccountID: 2, AccountName: "b", Start: t0, FirstByte: t0.Add(300 * time.Millisecond), End: t0.Add(4 * time.Second),

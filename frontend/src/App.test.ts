@@ -127,6 +127,20 @@ describe('App', () => {
     expect(go.History.Detail).toHaveBeenCalledWith('lh_p')
   })
 
+  it('marks a replay in the monitor with a link to the request it re-sent', async () => {
+    const original = exchange({ id: 'lh_o', layers: ['Layer-1'] })
+    const replay = exchange({ id: 'lh_r', replayOf: 'lh_o' })
+    const { el, go } = mountInWails(running, [replay, original])
+    await vi.waitFor(() => expect(el.querySelectorAll('[data-testid=monitor-row]')).toHaveLength(2))
+    const row = (id: string) => el.querySelector(`[data-testid=monitor-row][data-id=${id}]`)
+    expect(row('lh_r')?.getAttribute('data-replay-of')).toBe('lh_o')
+    expect(row('lh_r')?.querySelector('[data-testid=row-replay-of]')?.getAttribute('title')).toBe('Replay of request lh_o')
+    expect(row('lh_o')?.querySelector('[data-testid=row-replay-of]')).toBeNull()
+    row('lh_r')?.querySelector<HTMLElement>('[data-testid=row-replay-of]')?.click()
+    await vi.waitFor(() => expect(el.querySelector('main')?.getAttribute('data-page')).toBe('request'))
+    expect(go.History.Detail).toHaveBeenCalledWith('lh_o')
+  })
+
   it('shows the tools a session offered and the ones it called', async () => {
     const { el, go } = mountInWails(running)
     const session = {

@@ -38,6 +38,12 @@ export const history = {
     const bytes = Uint8Array.from(atob(String(zip)), (c) => c.charCodeAt(0))
     return new Blob([bytes], { type: 'application/zip' })
   },
+  /**
+   * Re-sends an exchange's request as it was received, through the proxy, as a new exchange
+   * marked as its replay (app.History.Replay; POST /longhaul/v1/history/{id}/replay). Resolves
+   * when the replay finished, with its id and status; its record is written a moment later.
+   */
+  replay: bind(Go.Replay, (id, o) => ({ method: 'POST', path: `${api}/history/${seg(id)}/replay`, body: o })),
   sessions: (q: { since?: string; limit?: number }) => sessions(params(q)),
   /** A session's context pressure ("latest": the latest session). */
   pressure: bind(Go.Pressure, (id) => ({ method: 'GET', path: `${api}/sessions/${seg(id)}/pressure` })),

@@ -25,6 +25,9 @@ export type CompactionStep = store.CompactionStep
 export type HistoryPage = store.HistoryPage
 export type Session = store.Session
 export type Pressure = app.Pressure
+/** How a recorded request is re-sent (app.ReplayOptions): accountID 0 lets the pool choose, model '' keeps it. */
+export type ReplayOptions = app.ReplayOptions
+export type ReplayResult = app.ReplayResult
 export type Stats = store.Stats
 export type StatsRow = store.StatsRow
 export type StatsSeries = store.StatsSeries

@@ -139,6 +139,7 @@ export function exchange(over: Partial<Exchange> = {}): Exchange {
     seq: 0,
     id: `ex-${n}`,
     parentID: '',
+    replayOf: '',
     state: 'finished',
     route: 'messages',
     clientProtocol: 'anthropic',

@@ -2,8 +2,10 @@ import { createPinia } from 'pinia'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createApp } from 'vue'
 import { i18n } from '../i18n'
-import { exchange, settingsView } from '../testing/fixtures'
-import { installWails } from '../testing/wails'
+import type { Exchange } from '../api/models'
+import { useReplayStore } from '../stores/replay'
+import { accountView, exchange, settingsView } from '../testing/fixtures'
+import { installWails, type FakeWails } from '../testing/wails'
 import RequestView from './RequestView.vue'
 
 afterEach(() => {
@@ -172,5 +174,181 @@ describe('RequestView', () => {
     await vi.waitFor(() => expect(el.querySelector('[data-testid=request-parent]')?.getAttribute('href')).toContain('lh_5'))
     expect(el.querySelector('[data-testid=summary-calls]')).toBeNull()
     app.unmount()
+  })
+
+  describe('replays', () => {
+    const compacted = (over: Partial<Exchange> = {}) =>
+      exchange({
+        id: 'lh_o',
+        status: 200,
+        layers: ['Layer-1'],
+        tokensSaved: 30000,
+        inputTokens: 70000,
+        outputTokens: 900,
+        stopReason: 'end_turn',
+        hasBodies: true,
+        bodies: { request: '{"model":"m","messages":[]}', forwarded: '{"model":"m"}', reply: '{"content":[{"type":"text","text":"short answer"}]}' },
+        ...over,
+      })
+    const replayed = (over: Partial<Exchange> = {}) =>
+      exchange({
+        id: 'lh_r',
+        replayOf: 'lh_o',
+        status: 400,
+        failed: true,
+        layers: [],
+        inputTokens: 100000,
+        outputTokens: 0,
+        stopReason: '',
+        accountName: 'home',
+        hasBodies: true,
+        bodies: { request: '{"model":"m","messages":[]}', forwarded: '', reply: '{"type":"error","error":{"message":"prompt is too long"}}' },
+        ...over,
+      })
+
+    // mount opens id with the replay's record awaited every millisecond (deadlineMs long enough
+    // for any test, short where the test is about the deadline).
+    function mount(go: FakeWails['go'], id: string, deadlineMs = 10_000) {
+      const pinia = createPinia()
+      useReplayStore(pinia).setPoll({ intervalMs: 1, deadlineMs })
+      go.Settings.Get.mockImplementation(async () => settingsView())
+      const el = document.createElement('div')
+      document.body.appendChild(el)
+      const app = createApp(RequestView, { id }).use(pinia).use(i18n)
+      app.mount(el)
+      const $ = (testid: string) => el.querySelector<HTMLElement>(`[data-testid=${testid}]`)
+      return { el, app, $ }
+    }
+
+    it('re-sends a compacted request uncompacted and compares the two once the replay is recorded', async () => {
+      const { go } = installWails()
+      let sent = false
+      let reads = 0
+      go.History.Detail.mockImplementation(async (id: string) => {
+        if (id === 'lh_o') return compacted(sent ? { replays: [replayed({ bodies: undefined })] } : {})
+        // The recorder writes a moment later: the first reads find nothing yet.
+        if (++reads < 3) throw new Error('exchange lh_r: not found')
+        return replayed()
+      })
+      go.History.Replay.mockImplementation(async () => {
+        sent = true
+        return { id: 'lh_r', status: 400 }
+      })
+      const { app, $ } = mount(go, 'lh_o')
+      const resend = await vi.waitFor(() => {
+        const b = $('request-resend') as HTMLButtonElement
+        expect(b?.disabled).toBe(false)
+        return b
+      })
+      expect(resend.textContent?.trim()).toBe('Re-send uncompacted')
+      resend.click()
+      await vi.waitFor(() => expect($('replay-comparison')).not.toBeNull())
+      expect(go.History.Replay.mock.calls).toEqual([['lh_o', { accountID: 0, model: '', noCompaction: true }]])
+      expect(reads).toBe(3)
+      expect($('compare-status-original')?.textContent).toBe('200')
+      expect($('compare-status-replay')?.textContent).toBe('400')
+      expect($('compare-status-replay')?.className).toBe('status-err')
+      expect($('compare-input-original')?.textContent).toBe('70,000')
+      expect($('compare-input-replay')?.textContent).toBe('100,000')
+      expect($('compare-stop-original')?.textContent).toBe('end_turn')
+      expect($('compare-account-replay')?.textContent).toBe('home')
+      expect($('compare-compaction-original')?.querySelector('[data-testid=layer-badge]')?.getAttribute('data-layer')).toBe('Layer-1')
+      expect($('compare-compaction-replay')?.textContent?.trim()).toBe('none')
+      expect($('compare-reply-original')?.textContent).toContain('short answer')
+      expect($('compare-reply-replay')?.textContent).toContain('prompt is too long')
+      // The original, read again, lists its replay.
+      await vi.waitFor(() => expect($('replay-row')?.getAttribute('data-id')).toBe('lh_r'))
+      app.unmount()
+    })
+
+    it('replays on the account and model chosen in the form', async () => {
+      const { go } = installWails()
+      go.Accounts.List.mockImplementation(async () => [accountView({ id: 1, label: 'work' }), accountView({ id: 2, label: 'home' })])
+      go.History.Detail.mockImplementation(async (id: string) => (id === 'lh_o' ? compacted() : replayed({ status: 200, failed: false, modelSent: 'claude-opus-4-1' })))
+      go.History.Replay.mockImplementation(async () => ({ id: 'lh_r', status: 200 }))
+      const { app, $ } = mount(go, 'lh_o')
+      await vi.waitFor(() => expect(($('request-replay-toggle') as HTMLButtonElement)?.disabled).toBe(false))
+      $('request-replay-toggle')?.click()
+      const select = await vi.waitFor(() => {
+        const s = $('replay-account') as HTMLSelectElement
+        expect([...s.options].map((o) => o.textContent)).toEqual(['Any (the pool chooses)', 'work', 'home'])
+        return s
+      })
+      select.value = '2'
+      select.dispatchEvent(new Event('change'))
+      const model = $('replay-model') as HTMLInputElement
+      expect(model.placeholder).toBe('claude-sonnet-4-5')
+      model.value = ' claude-opus-4-1 '
+      model.dispatchEvent(new Event('input'))
+      $('replay-nocompaction')?.click()
+      $('replay-send')?.click()
+      await vi.waitFor(() => expect($('compare-model-replay')?.textContent).toBe('claude-opus-4-1'))
+      expect(go.History.Replay.mock.calls).toEqual([['lh_o', { accountID: 2, model: 'claude-opus-4-1', noCompaction: true }]])
+      app.unmount()
+    })
+
+    it('says so when the replay is refused', async () => {
+      const { go } = installWails()
+      go.History.Detail.mockImplementation(async () => compacted())
+      go.History.Replay.mockRejectedValue(new Error('this request cannot be replayed: its body was cut at history.max_body_bytes'))
+      const { app, $ } = mount(go, 'lh_o')
+      await vi.waitFor(() => expect(($('request-resend') as HTMLButtonElement)?.disabled).toBe(false))
+      $('request-resend')?.click()
+      await vi.waitFor(() => expect($('replay-error')?.textContent).toContain('cannot be replayed'))
+      expect($('replay-comparison')).toBeNull()
+      app.unmount()
+    })
+
+    it('stops waiting for the replay’s record at the deadline', async () => {
+      const { go } = installWails()
+      go.History.Detail.mockImplementation(async (id: string) => {
+        if (id === 'lh_o') return compacted()
+        throw new Error('exchange lh_r: not found')
+      })
+      go.History.Replay.mockImplementation(async () => ({ id: 'lh_r', status: 200 }))
+      const { app, $ } = mount(go, 'lh_o', 20)
+      await vi.waitFor(() => expect(($('request-resend') as HTMLButtonElement)?.disabled).toBe(false))
+      $('request-resend')?.click()
+      await vi.waitFor(() => expect($('replay-timeout')).not.toBeNull())
+      expect($('replay-waiting')).toBeNull()
+      expect($('replay-comparison')).toBeNull()
+      app.unmount()
+    })
+
+    it('offers no replay of a request whose body was not kept in full', async () => {
+      const { go } = installWails()
+      go.History.Detail.mockImplementation(async () => compacted({ bodiesTruncated: true }))
+      const { app, $ } = mount(go, 'lh_o')
+      await vi.waitFor(() => expect($('request-summary')).not.toBeNull())
+      expect(($('request-resend') as HTMLButtonElement).disabled).toBe(true)
+      expect(($('request-replay-toggle') as HTMLButtonElement).disabled).toBe(true)
+      app.unmount()
+    })
+
+    it('marks a replay’s page with its original and compares the two', async () => {
+      const { go } = installWails()
+      go.History.Detail.mockImplementation(async (id: string) => (id === 'lh_o' ? compacted() : replayed()))
+      const { app, $ } = mount(go, 'lh_r')
+      await vi.waitFor(() => expect($('request-replay-of')?.getAttribute('href')).toContain('lh_o'))
+      await vi.waitFor(() => expect($('compare-status-original')?.textContent).toBe('200'))
+      expect($('compare-status-replay')?.textContent).toBe('400')
+      expect(go.History.Replay).not.toHaveBeenCalled()
+      app.unmount()
+    })
+
+    it('compares the original with a replay chosen from its list', async () => {
+      const { go } = installWails()
+      go.History.Detail.mockImplementation(async (id: string) => (id === 'lh_o' ? compacted({ replays: [replayed({ bodies: undefined })] }) : replayed()))
+      const { app, $ } = mount(go, 'lh_o')
+      const compare = await vi.waitFor(() => {
+        const b = $('replay-compare')
+        expect(b).not.toBeNull()
+        return b as HTMLButtonElement
+      })
+      expect($('replay-comparison')).toBeNull()
+      compare.click()
+      await vi.waitFor(() => expect($('compare-reply-replay')?.textContent).toContain('prompt is too long'))
+      app.unmount()
+    })
   })
 })

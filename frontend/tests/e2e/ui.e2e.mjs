@@ -711,6 +711,37 @@ async function pageSteps(page, uiURL, port, home) {
     await page.screenshot({ path: join(outDir, 'request.png'), fullPage: true, timeout: 10_000 })
   })
 
+  /** @type {string} */
+  let replay = ''
+  await step('Replay: "Re-send uncompacted" on its page shows the original and the replay side by side', async () => {
+    await page.getByTestId('request-resend').click({ timeout: 5000 })
+    // The replay returns, then its record is written by the recorder's batch: the page polls.
+    await page.getByTestId('replay-comparison').waitFor({ timeout: 15_000 })
+    const statuses = [
+      ((await page.getByTestId('compare-status-original').textContent()) ?? '').trim(),
+      ((await page.getByTestId('compare-status-replay').textContent()) ?? '').trim(),
+    ]
+    if (statuses.join() !== '200,200') throw new Error(`statuses compared: ${statuses.join(', ')}; want 200, 200`)
+    if ((await page.locator('[data-testid=compare-compaction-original] [data-layer="Layer-1"]').count()) !== 1) throw new Error('the original shows no Layer-1')
+    const replayed = ((await page.getByTestId('compare-compaction-replay').textContent()) ?? '').trim()
+    if (replayed !== 'none') throw new Error(`the replay's compaction reads ${JSON.stringify(replayed)}; want none (sent uncompacted)`)
+    if (!((await page.getByTestId('compare-reply-replay').textContent()) ?? '').includes('"content"')) throw new Error('the replay shows no reply')
+    replay = ((await page.locator('[data-testid=compare-head-replay] a').textContent()) ?? '').trim()
+    if (replay === '' || replay === first) throw new Error(`replay id ${JSON.stringify(replay)}`)
+    // The original, read again, lists its replay.
+    await page.locator(`[data-testid=replay-row][data-id="${replay}"]`).waitFor({ timeout: 5000 })
+    await page.screenshot({ path: join(outDir, 'request-replay.png'), fullPage: true, timeout: 10_000 })
+  })
+  await step('Replay: marked in the monitor, linked to the request it re-sent', async () => {
+    await nav(page, 'monitor')
+    const row = page.locator(`[data-testid=monitor-row][data-id="${replay}"][data-replay-of="${first}"]`)
+    await row.waitFor({ timeout: 5000 })
+    await row.getByTestId('row-replay-of').waitFor({ timeout: 2000 })
+    if ((await page.locator(`[data-testid=monitor-row][data-id="${first}"] [data-testid=row-replay-of]`).count()) !== 0) throw new Error('the original is marked as a replay')
+    await row.click()
+    await page.locator(`[data-testid=request-replay-of][href$="${first}"]`).waitFor({ timeout: 5000 })
+  })
+
   await step('Settings: L2 below L1 is refused (page and backend)', async () => {
     await nav(page, 'settings')
     const l2 = page.getByTestId(`input-${L2}`)

@@ -139,6 +139,7 @@ export namespace store {
 	    seq: number;
 	    id: string;
 	    parentID: string;
+	    replayOf: string;
 	    state: string;
 	    route: string;
 	    clientProtocol: string;
@@ -190,6 +191,7 @@ export namespace store {
 	    compaction?: CompactionStep[];
 	    bodies?: Bodies;
 	    children?: Exchange[];
+	    replays?: Exchange[];
 	}
 	export interface ExperimentalSettings {
 	    enable_signature_cache: boolean;
