@@ -414,3 +414,35 @@ func BenchmarkWriteSmallExchanges(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(next), "ns/exchange")
 	b.ReportMetric(float64((processCPU(b)-cpu0).Nanoseconds())/float64(next), "cpu-ns/exchange")
 }
+
+// TestSessionBodiesThatDifferInsideTheSharedPart: the writer finds what a body shares with the
+// previous one of its session from hashes of 4 KiB blocks; bodies that differ from it in one
+// byte deep inside (an edited early message), at every offset within a block, that are
+// shorter (a compacted request) or that repeat it whole and go on, all read back
+// byte-identical, in one batch and across batches.
+func TestSessionBodiesThatDifferInsideTheSharedPart(t *testing.T) {
+	st, _ := openTemp(t)
+	base := growingSession(40)[39]
+	edit := func(at int, b byte) string { return base[:at] + string(b) + base[at+1:] }
+	bodies := []string{
+		base,
+		edit(100_000, '#'),        // one byte inside the shared part
+		edit(100_000+4095, '#'),   // the last byte of a block
+		edit(4096, '#'),           // the first byte of a block
+		edit(len(base)-1, ' '),    // the last byte
+		base[:len(base)/2] + "]}", // shorter
+		base[:len(base)/2] + "]}", // the same again
+		base + base[:20_000],      // all of the previous one repeated, and more
+		base,
+	}
+	for i, b := range bodies {
+		writeAll(t, st, sessionExchange(i, b))
+	}
+	checkBodies(t, st, bodies, 0, len(bodies))
+	batch := make([]Exchange, len(bodies))
+	for i, b := range bodies {
+		batch[i] = sessionExchange(len(bodies)+i, b)
+	}
+	writeAll(t, st, batch...)
+	checkBodies(t, st, append(bodies, bodies...), len(bodies), 2*len(bodies))
+}
