@@ -622,7 +622,7 @@ func (t *responsesTurns) chatAssistant(m *chatFields, param string, forChat bool
 		if err != nil || !isJSONString(c.ID) || !isJSONString(fn.Name) {
 			return responsesBadRequest(cp, "A tool call needs 'id' and 'function.name'.")
 		}
-		args, err := responsesArguments(fn.Arguments, cp+".function.arguments")
+		args, err := responsesArguments(fn.Arguments, cp+".function")
 		if err != nil {
 			return err
 		}

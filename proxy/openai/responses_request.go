@@ -477,12 +477,15 @@ func (t *responsesTurns) item(f *responsesFields, index int, forResponses bool) 
 			}
 			return err
 		})
-		return nil, responsesPartsError(err, param+".content")
+		if err != nil { // the parameter's name is built only for the error
+			return nil, responsesPartsError(err, param+".content")
+		}
+		return nil, nil
 	case "function_call":
 		if !isJSONString(f.CallID) || !isJSONString(f.Name) {
 			return nil, responsesBadRequest(param, "A function_call item needs 'call_id' and 'name'.")
 		}
-		args, err := responsesArguments(f.Arguments, param+".arguments")
+		args, err := responsesArguments(f.Arguments, param)
 		if err != nil {
 			return nil, err
 		}
@@ -613,20 +616,20 @@ func responsesSystemTexts(content []byte, param string) ([][]byte, error) {
 }
 
 // responsesArguments turns a function_call's arguments (a JSON string holding
-// a JSON object) into a tool_use input.
-func responsesArguments(raw []byte, param string) ([]byte, error) {
+// a JSON object) into a tool_use input; item names the item in errors.
+func responsesArguments(raw []byte, item string) ([]byte, error) {
 	if isJSONNull(raw) {
 		return []byte("{}"), nil
 	}
 	if !isJSONString(raw) {
-		return nil, responsesBadRequest(param, "Invalid 'arguments': expected a string of JSON.")
+		return nil, responsesBadRequest(item+".arguments", "Invalid 'arguments': expected a string of JSON.")
 	}
 	s := strings.TrimSpace(anthropic.Unquote(raw))
 	if s == "" {
 		return []byte("{}"), nil
 	}
 	if s[0] != '{' || !json.Valid([]byte(s)) {
-		return nil, responsesBadRequest(param, "Invalid 'arguments': expected a JSON object, as the function's parameters describe.")
+		return nil, responsesBadRequest(item+".arguments", "Invalid 'arguments': expected a JSON object, as the function's parameters describe.")
 	}
 	return compactJSON([]byte(s)), nil
 }
