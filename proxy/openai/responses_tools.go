@@ -87,23 +87,9 @@ func responsesObjectSchema(params []byte) []byte {
 // responsesToolChoiceToAnthropic writes tool_choice and reports whether it
 // forces a tool call.
 func responsesToolChoiceToAnthropic(w *responsesWriter, choice, parallel []byte, hasTools bool) (forced bool, err error) {
-	noParallel := string(parallel) == "false"
-	var kind, name []byte
-	switch {
-	case isJSONNull(choice):
-		kind = []byte("auto")
-	case isJSONString(choice):
-		switch anthropic.Unquote(choice) {
-		case "auto":
-			kind = []byte("auto")
-		case "required":
-			kind = []byte("any")
-		case "none":
-			kind = []byte("none")
-		default:
-			return false, responsesBadRequest("tool_choice", "Invalid value: %s. Supported values are: 'none', 'auto' and 'required'.", choice)
-		}
-	case choice[0] == '{':
+	kind, err := openAIToolChoiceMode(choice)
+	var name []byte
+	if err == nil && kind == nil {
 		f, err := parseResponsesFields(choice)
 		if err != nil {
 			return false, responsesBadRequest("tool_choice", "Invalid 'tool_choice'.")
@@ -119,14 +105,42 @@ func responsesToolChoiceToAnthropic(w *responsesWriter, choice, parallel []byte,
 		default:
 			return false, responsesBadRequest("tool_choice", "tool_choice of type '%s' names a built-in tool that runs only on OpenAI.", typ)
 		}
-	default:
-		return false, responsesBadRequest("tool_choice", "Invalid 'tool_choice'.")
 	}
-	if !hasTools {
-		return false, nil
+	if err != nil {
+		return false, err
 	}
-	if isJSONNull(choice) && !noParallel {
-		return false, nil // Messages' default is auto with parallel calls, as Responses'
+	return writeToolChoice(w, choice, kind, name, string(parallel) == "false", hasTools), nil
+}
+
+// openAIToolChoiceMode reads the forms of tool_choice Chat and Responses share: absent (auto)
+// and the strings auto, required, none, as the Messages kinds auto, any, none. An object
+// gives nil, for the caller to read (the two APIs name a function in different places).
+func openAIToolChoiceMode(choice []byte) ([]byte, error) {
+	switch {
+	case isJSONNull(choice):
+		return []byte("auto"), nil
+	case isJSONString(choice):
+		switch anthropic.Unquote(choice) {
+		case "auto":
+			return []byte("auto"), nil
+		case "required":
+			return []byte("any"), nil
+		case "none":
+			return []byte("none"), nil
+		}
+		return nil, responsesBadRequest("tool_choice", "Invalid value: %s. Supported values are: 'none', 'auto' and 'required'.", choice)
+	case choice[0] == '{':
+		return nil, nil
+	}
+	return nil, responsesBadRequest("tool_choice", "Invalid 'tool_choice'.")
+}
+
+// writeToolChoice writes Messages' tool_choice of kind (naming a tool when name is set) and
+// reports whether it forces a tool call. Without tools, or with the default (auto, parallel
+// calls allowed, which both APIs and Messages share), nothing is written.
+func writeToolChoice(w *responsesWriter, choice, kind, name []byte, noParallel, hasTools bool) (forced bool) {
+	if !hasTools || (isJSONNull(choice) && !noParallel) {
+		return false
 	}
 	w.key("tool_choice")
 	w.buf.WriteString(`{"type":"`)
@@ -140,7 +154,7 @@ func responsesToolChoiceToAnthropic(w *responsesWriter, choice, parallel []byte,
 		w.buf.WriteString(`,"disable_parallel_tool_use":true`)
 	}
 	w.buf.WriteByte('}')
-	return string(kind) == "any" || string(kind) == "tool", nil
+	return string(kind) == "any" || string(kind) == "tool"
 }
 
 // responsesTextFormatToAnthropic maps text.format json_schema to Messages'

@@ -1,0 +1,146 @@
+package proxy
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+
+	"longhaul/proxy/anthropic"
+	"longhaul/proxy/compact"
+	"longhaul/proxy/pool"
+)
+
+// inbound reads an API request's body and, for a client of another protocol, translates it
+// into Messages, unless the engine would leave it alone (then it may never need translating:
+// messages is nil); it records the model, session and whether it streams on ex. A failure has
+// been answered (unless the client left) and recorded when ok is false. messages is client
+// itself for an Anthropic client.
+func (s *Server) inbound(w http.ResponseWriter, r *http.Request, cfg *Config, comp *compactor, ex *Exchange, c *call) (client, messages *requestBody, peek anthropic.Peek, ok bool) {
+	pivot := c.proto.nativeKind() == pool.KindAnthropic
+	client, peek, e := s.readBody(r, cfg.MaxBodyBytes, pivot)
+	if e == nil {
+		ex.BytesIn = int64(len(client.buf))
+		messages = client
+		if !pivot {
+			messages, peek, e = s.inboundForeign(r, comp, c, client)
+			if e != nil {
+				client.release()
+			}
+		}
+	}
+	if e != nil {
+		s.finish(ex, e.Status, e)
+		if e.Status != statusClientClosed {
+			writeErrorAs(w, c.proto, e)
+		}
+		return nil, nil, peek, false
+	}
+	if messages != nil {
+		c.messages = messages.buf
+		ex.Model, ex.SessionID = peek.Model, peek.SessionID(messages.buf)
+		ex.Tools, ex.ToolTokens = peek.Tools, toolTokens(peek.ToolsSpan.End-peek.ToolsSpan.Start)
+	} else {
+		ex.Tools, ex.ToolTokens = c.tools, toolTokens(c.toolBytes)
+	}
+	if !pivot {
+		ex.SessionID = c.session
+	}
+	if c.tr.model != "" {
+		ex.Model = c.tr.model
+	}
+	c.tr.model = ex.Model
+	ex.Stream = c.op == opGenerate && (peek.Stream || c.tr.stream)
+	c.tr.stream = ex.Stream
+	return client, messages, peek, true
+}
+
+// inboundForeign reads a request of another protocol: its model, stream and session from its
+// own body, then its translation into Messages unless the screen shows the engine would leave
+// it alone (messages nil).
+func (s *Server) inboundForeign(r *http.Request, comp *compactor, c *call, client *requestBody) (*requestBody, anthropic.Peek, *Error) {
+	cp, err := c.proto.peek(client.buf)
+	if err != nil {
+		return nil, anthropic.Peek{}, newError(http.StatusBadRequest, anthropic.InvalidRequestError, "malformed JSON request body: "+err.Error())
+	}
+	if c.tr.model == "" {
+		c.tr.model = cp.model
+	}
+	c.tr.stream = c.tr.stream || cp.stream
+	c.session, c.tools, c.toolBytes = cp.session, cp.tools, cp.toolBytes
+	if c.op == opGenerate && c.proto.lazy() && comp != nil {
+		if limit, ok := comp.untouchedForeign(client.buf, cp, c.tr.model, r); ok {
+			c.limit = limit
+			return nil, anthropic.Peek{Model: c.tr.model, Stream: c.tr.stream}, nil
+		}
+	}
+	return s.translateInbound(r, c, client)
+}
+
+// toolTokens is about how many tokens n bytes of tool definitions take: JSON schemas are
+// ASCII, about 4 characters a token, with the estimator's margin. Read from the size alone,
+// so it costs nothing per request.
+func toolTokens(n int) int {
+	return int(float64(n) / 4 * (1 + compact.DefaultMargin))
+}
+
+// translateInbound translates a client's request into Messages and peeks at the result.
+func (s *Server) translateInbound(r *http.Request, c *call, client *requestBody) (*requestBody, anthropic.Peek, *Error) {
+	b, e := c.proto.toMessages(r, client.buf, &c.tr)
+	if e != nil {
+		return nil, anthropic.Peek{}, e
+	}
+	peek, err := anthropic.PeekRequest(b)
+	if err != nil {
+		s.log.Warn("translated request does not parse", "protocol", c.proto.name(), "err", err)
+		return nil, peek, newError(http.StatusBadRequest, anthropic.InvalidRequestError, "cannot read the request: "+err.Error())
+	}
+	return staticBody(b), peek, nil
+}
+
+// readBody buffers the request body within the limit (retries replay it)
+// and, for a Messages request, peeks at it while it arrives; another protocol's body is
+// only checked to be JSON by its translation.
+func (s *Server) readBody(r *http.Request, limit int64, peekMessages bool) (*requestBody, anthropic.Peek, *Error) {
+	tooLarge := newError(http.StatusRequestEntityTooLarge, anthropic.RequestTooLarge,
+		fmt.Sprintf("request body exceeds the proxy's limit of %d bytes (proxy.max_body_bytes)", limit))
+	if r.ContentLength > limit {
+		return nil, anthropic.Peek{}, tooLarge
+	}
+	var body *requestBody
+	var peek anthropic.Peek
+	var err error
+	if r.ContentLength >= 0 {
+		body = s.bodies.get(int(r.ContentLength))
+		if peekMessages {
+			peek, err = anthropic.ReadAndPeek(r.Body, body.buf)
+		} else if _, err = io.ReadFull(r.Body, body.buf); err != nil {
+			err = &anthropic.ReadError{Err: err}
+		}
+	} else {
+		// Chunked upload: size unknown, so read it all, then peek.
+		var buf []byte
+		buf, err = io.ReadAll(io.LimitReader(r.Body, limit+1))
+		if err == nil && int64(len(buf)) > limit {
+			return nil, peek, tooLarge
+		}
+		if err != nil {
+			err = &anthropic.ReadError{Err: err}
+		} else {
+			body = s.bodies.get(len(buf))
+			copy(body.buf, buf)
+			if peekMessages {
+				peek, err = anthropic.PeekRequest(body.buf)
+			}
+		}
+	}
+	if err == nil {
+		return body, peek, nil
+	}
+	if body != nil {
+		body.release()
+	}
+	if anthropic.IsSyntaxError(err) {
+		return nil, peek, newError(http.StatusBadRequest, anthropic.InvalidRequestError, "malformed JSON request body: "+err.Error())
+	}
+	return nil, peek, newError(statusClientClosed, "client_cancelled", err.Error())
+}
