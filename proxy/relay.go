@@ -32,7 +32,7 @@ func newCodec(c *call, up upstreamProtocol, uc *upstreamCall) *codec {
 	return &codec{c: c, up: up, uc: uc, raw: c.native(up)}
 }
 
-// errClientWrite marks a failed write to the client (it left), as opposed to a stream that
+// clientWriteError marks a failed write to the client (it left), as opposed to a stream that
 // could not be translated.
 type clientWriteError struct{ err error }
 
