@@ -171,7 +171,7 @@ func (s *Server) compactRequest(ctx context.Context, c *compactor, ex *Exchange,
 	for _, st := range res.Stats {
 		ex.Compaction = append(ex.Compaction, CompactionStep{
 			Layer: string(st.Layer), TokensBefore: st.TokensBefore, TokensAfter: st.TokensAfter,
-			RawBefore: st.RawBefore, RawAfter: st.RawAfter, Items: st.Items, Duration: st.Duration, CacheHit: st.CacheHit,
+			RawBefore: st.RawBefore, RawAfter: st.RawAfter, Items: st.Items, Duration: st.Duration, CacheHit: st.CacheHit, Edits: st.Edits,
 		})
 	}
 	ex.SignatureRecoveries, ex.CrossModelDropped = res.Repair.Recovered(), res.Repair.CrossModel

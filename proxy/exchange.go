@@ -2,8 +2,10 @@ package proxy
 
 import (
 	"net/http"
+	"slices"
 	"time"
 
+	"longhaul/proxy/compact"
 	"longhaul/proxy/pool"
 )
 
@@ -183,7 +185,9 @@ func (ex *Exchange) clientGone() {
 // CompactionStep is one step of the compaction pipeline that changed a
 // request (the tool-result compressor, purification, Layer 1–3, signature repair).
 type CompactionStep struct {
-	Layer        string // "tool-results", "purify", "signatures", "Layer-1", "Layer-2", "Layer-3"
+	// Layer is the engine's step ("signatures", "tool-results", "purify", "Layer-1", "Layer-2",
+	// "Layer-3") or one the proxy takes around it (StepModelMap, StepTranslate).
+	Layer        string
 	TokensBefore int    // calibrated estimates
 	TokensAfter  int
 	RawBefore    int // uncalibrated estimates
@@ -193,6 +197,43 @@ type CompactionStep struct {
 	Items    int
 	Duration time.Duration
 	CacheHit bool // Layer 3: the summary came from the per-session cache
+	// Edits is what the step changed (the ledger): which message or block, how, and the
+	// tokens on each side.
+	Edits []compact.Edit
+}
+
+// Steps the proxy records around the engine's, for the last attempt.
+const (
+	StepModelMap  = "model-map"
+	StepTranslate = "translate"
+)
+
+// noteAttempt records in the ledger what the attempt about to be sent changes besides
+// compaction: the model the model map chose and a translation into the account's protocol.
+// Only the last attempt's stay: the ledger describes the forwarded body, which is the last
+// attempt's.
+func (ex *Exchange) noteAttempt(client clientProtocol, upstream string, translated bool) {
+	ex.Compaction = slices.DeleteFunc(ex.Compaction, func(st CompactionStep) bool {
+		return st.Layer == StepModelMap || st.Layer == StepTranslate
+	})
+	if ex.ModelSent != "" && ex.ModelSent != ex.Model {
+		ex.Compaction = append(ex.Compaction, CompactionStep{Layer: StepModelMap, Items: 1, Edits: []compact.Edit{{
+			Kind: compact.EditModelRenamed, Message: -1, Through: -1, Block: -1, Count: 1,
+			Before: ex.Model, After: ex.ModelSent, Note: "proxy.model_map"}}})
+	}
+	if !translated {
+		return
+	}
+	note := client.name() + " → " + upstream
+	switch {
+	case client.nativeKind() == pool.KindAnthropic && upstream == pool.KindAnthropic:
+		note = "thinking signed by another model family removed"
+	case client.nativeKind() == upstream:
+		note = client.name() + " → Messages, compacted → " + upstream
+	}
+	ex.Compaction = append(ex.Compaction, CompactionStep{Layer: StepTranslate, Items: 1, Edits: []compact.Edit{{
+		Kind: compact.EditTranslated, Message: -1, Through: -1, Block: -1, Count: 1,
+		Before: client.name(), After: upstream, Note: note}}})
 }
 
 // TokensSaved is how many (estimated) tokens the step took out.

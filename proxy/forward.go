@@ -184,7 +184,7 @@ func (s *Server) tryAccounts(w http.ResponseWriter, r *http.Request, cfg *Config
 			uc.model = model
 		}
 		ex.ModelSent, ex.UpstreamProtocol = uc.model, up.kind()
-		sendBody, e := s.upstreamBody(r, comp, ex, c, client, out, up, uc)
+		sendBody, translated, e := s.upstreamBody(r, comp, ex, c, client, out, up, uc)
 		if e != nil {
 			att.Error = e.Message
 			ex.Attempts = append(ex.Attempts, att)
@@ -192,6 +192,7 @@ func (s *Server) tryAccounts(w http.ResponseWriter, r *http.Request, cfg *Config
 			writeErrorAs(w, c.proto, e)
 			return nil, true
 		}
+		ex.noteAttempt(c.proto, up.kind(), translated)
 		if sendBody != client && (cfg.CaptureBodies || out.compacted.Changed) {
 			// What went upstream, byte for byte, whatever produced it (the model map, a
 			// translation, compaction); the last attempt's is the one kept.
@@ -235,21 +236,21 @@ func (s *Server) tryAccounts(w http.ResponseWriter, r *http.Request, cfg *Config
 // upstreamBody is what one attempt sends: the client's own bytes when the upstream speaks
 // the client's protocol and nothing was rewritten (only the model renamed in place, if the
 // model map says so), else the Messages request translated for the upstream.
-func (s *Server) upstreamBody(r *http.Request, comp *compactor, ex *Exchange, c *call, client *requestBody, out outbound, up upstreamProtocol, uc *upstreamCall) (*requestBody, *Error) {
+func (s *Server) upstreamBody(r *http.Request, comp *compactor, ex *Exchange, c *call, client *requestBody, out outbound, up upstreamProtocol, uc *upstreamCall) (send *requestBody, translated bool, e *Error) {
 	if c.native(up) && !out.compacted.Changed {
 		if uc.model == c.tr.model || uc.model == "" {
-			return client, nil
+			return client, false, nil
 		}
 		if span, ok := c.modelSpan(client.buf, out); ok {
-			return staticBody(anthropic.WithModel(client.buf, span, uc.model)), nil
+			return staticBody(anthropic.WithModel(client.buf, span, uc.model)), false, nil
 		}
-		return client, nil // Gemini: the model is in the URL
+		return client, false, nil // Gemini: the model is in the URL
 	}
 	if out.body == nil { // screened without translating: an account of another protocol took it
 		if c.lazy == nil {
 			b, peek, e := s.translateInbound(r, c, client)
 			if e != nil {
-				return nil, e
+				return nil, false, e
 			}
 			c.lazy, c.lazySpan, c.messages = b, peek.ModelSpan, b.buf
 		}
@@ -269,12 +270,12 @@ func (s *Server) upstreamBody(r *http.Request, comp *compactor, ex *Exchange, c 
 	body, err := up.fromMessages(messages, uc)
 	if err != nil {
 		s.log.Warn("cannot translate the request for the upstream", "kind", up.kind(), "err", err)
-		return nil, upstreamTranslationError(err)
+		return nil, false, upstreamTranslationError(err)
 	}
 	if len(body) > 0 && len(body) == len(out.body.buf) && &body[0] == &out.body.buf[0] {
-		return out.body, nil // the Messages request itself, untouched
+		return out.body, false, nil // the Messages request itself, untouched
 	}
-	return staticBody(body), nil
+	return staticBody(body), true, nil
 }
 
 // upstreamTranslationError is a request the upstream's protocol cannot express (a built-in

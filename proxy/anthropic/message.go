@@ -98,6 +98,10 @@ func (m *Message) contentJSON() []byte {
 	return buf.Bytes()
 }
 
+// Index is the message's position in the request as received, -1 for a message built here: a
+// stable name for it however later edits move it (the ledger's).
+func (m *Message) Index() int { return m.index }
+
 // SetBlocks replaces the content with blocks and marks the message edited.
 func (m *Message) SetBlocks(blocks []Block) {
 	m.Blocks, m.IsString, m.text, m.edited = blocks, false, nil, true

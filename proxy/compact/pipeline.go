@@ -118,6 +118,8 @@ type Stats struct {
 	Items        int // rounds removed, thinking blocks elided, tool results compressed, messages summarised
 	Duration     time.Duration
 	CacheHit     bool // Layer 3: summary reused
+	// Edits is what the step changed, message by message (the ledger).
+	Edits []Edit
 }
 
 // Result is the outcome of Run.
@@ -196,6 +198,7 @@ type run struct {
 	model string
 	res   Result
 	cur   Tokens // pressure after the last step that changed the request
+	snap  snapshot
 }
 
 func (p *Pipeline) newRun(in Input, req *anthropic.Request) *run {
@@ -231,13 +234,15 @@ func (r *run) over(t float64) func(*anthropic.Request) bool {
 // request again, records Stats and logs the [Layer] line.
 func (r *run) step(layer Layer, apply func() (items int, hit bool, err error)) error {
 	start := r.p.o.Now()
+	r.snap = takeSnapshot(r.snap, r.req.Messages)
 	items, hit, err := apply()
 	if err != nil || items == 0 {
 		return err
 	}
 	after, prof := r.count(r.req)
 	st := Stats{Layer: layer, TokensBefore: r.cur.Calibrated, TokensAfter: after.Calibrated,
-		RawBefore: r.cur.Raw, RawAfter: after.Raw, Items: items, Duration: r.p.o.Now().Sub(start), CacheHit: hit}
+		RawBefore: r.cur.Raw, RawAfter: after.Raw, Items: items, Duration: r.p.o.Now().Sub(start), CacheHit: hit,
+		Edits: diffStep(layer, r.snap, r.req.Messages)}
 	r.res.Stats = append(r.res.Stats, st)
 	r.p.o.Logger.Info("["+string(layer)+"] "+layerVerb[layer], "session", r.in.Session, "model", r.model, "items", items,
 		"tokens_before", st.TokensBefore, "tokens_after", st.TokensAfter, "raw_before", st.RawBefore, "raw_after", st.RawAfter,
