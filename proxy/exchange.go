@@ -188,7 +188,7 @@ type CompactionStep struct {
 	// Layer is the engine's step ("signatures", "tool-results", "purify", "Layer-1", "Layer-2",
 	// "Layer-3") or one the proxy takes around it (StepModelMap, StepTranslate).
 	Layer        string
-	TokensBefore int    // calibrated estimates
+	TokensBefore int // calibrated estimates
 	TokensAfter  int
 	RawBefore    int // uncalibrated estimates
 	RawAfter     int
