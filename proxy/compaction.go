@@ -265,7 +265,7 @@ func (p *poolSummarizer) summarize(ctx context.Context, cfg *Config, ex *Exchang
 	s := p.s
 	var exclude []int64
 	var last error
-	for range cfg.MaxAttempts {
+	for attempt := range cfg.MaxAttempts {
 		acct, err := s.pool.Pick(pool.Pick{Model: p.model, Exclude: exclude, ModelMap: cfg.ModelMap}, s.now())
 		if err != nil {
 			if last != nil {
@@ -291,7 +291,7 @@ func (p *poolSummarizer) summarize(ctx context.Context, cfg *Config, ex *Exchang
 		att := Attempt{AccountID: acct.ID, AccountName: acct.Name(), Start: start, Duration: s.now().Sub(start), Status: http.StatusOK}
 		if err == nil {
 			ex.Attempts, ex.Status = append(ex.Attempts, att), http.StatusOK
-			s.pool.Report(acct.ID, p.model, pool.Outcome{Kind: pool.OutcomeSuccess, Tokens: ex.Usage.InputTokens + ex.Usage.OutputTokens}, s.now())
+			s.pool.Report(acct.ID, model, pool.Outcome{Kind: pool.OutcomeSuccess, Tokens: ex.Usage.InputTokens + ex.Usage.OutputTokens}, s.now())
 			s.log.Info("[Layer-3] summary written", "account", acct.Name(), "model", model, "took", s.now().Sub(start), "chars", len(text))
 			return text, nil
 		}
@@ -307,13 +307,17 @@ func (p *poolSummarizer) summarize(ctx context.Context, cfg *Config, ex *Exchang
 			att.Status = he.Status
 		}
 		ex.Attempts, ex.Status = append(ex.Attempts, att), att.Status
-		s.pool.Report(acct.ID, p.model, out, s.now())
+		s.pool.Report(acct.ID, model, out, s.now())
 		s.log.Warn("[Layer-3] summary attempt failed", "account", acct.Name(), "model", model, "err", err)
 		last = fmt.Errorf("account %s: %w", acct.Name(), err)
 		if !out.Kind.Retryable() { // e.g. a 400 about the call itself: every account would say the same
 			return "", last
 		}
 		exclude = append(exclude, acct.ID)
+		// The attempt loop's rule: a short pause after an overload before the next account.
+		if out.Kind == pool.OutcomeOverloaded && attempt+1 < cfg.MaxAttempts && !sleepCtx(ctx, retryBackoff(attempt)) {
+			return "", last
+		}
 	}
 	return "", last
 }

@@ -217,7 +217,7 @@ func (s *Server) tryAccounts(w http.ResponseWriter, r *http.Request, cfg *Config
 			return nil, true
 		}
 		outcome := fail.classify(int(ex.BytesIn), s.now())
-		cooldown := s.pool.Report(acct.ID, ex.Model, outcome, s.now())
+		cooldown := s.pool.Report(acct.ID, uc.model, outcome, s.now())
 		last = fail
 		if !outcome.Kind.Retryable() {
 			return last, false
@@ -328,7 +328,7 @@ func (s *Server) answered(ex *Exchange, acct pool.Account, comp *compactor, c *c
 		ex.pressureFromUsage()
 	}
 	s.finish(ex, ex.Status, nil)
-	s.pool.Report(acct.ID, ex.Model, ex.outcome(), s.now())
+	s.pool.Report(acct.ID, ex.ModelSent, ex.outcome(), s.now())
 	if comp != nil && c.op == opGenerate && c.replay == nil { // a replay teaches nothing
 		s.learn(comp, out.compacted, ex)
 	}

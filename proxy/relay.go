@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -56,6 +57,9 @@ func (s *Server) relayStream(ctx context.Context, w http.ResponseWriter, cfg *Co
 			err = errors.New("upstream closed the stream before its first event")
 		}
 		return &upstreamFailure{err: err, up: cd.up}, false
+	}
+	if f := firstEventFailure(first.ev, resp.Header, cd.up); f != nil {
+		return f, false // nothing reached the client: another account may answer
 	}
 
 	// Committed: no retry can need the request body any more, and a stream may
@@ -185,6 +189,52 @@ type streamEnd struct {
 	enc   streamEncoder
 	emit  func(name string, data []byte) error
 	write func(frame []byte) error
+}
+
+// firstEventFailure reads a stream that opened with 200 and then, as its very first event,
+// an error (some gateways, and Anthropic's own overloads once a stream has been accepted) as
+// the failure it is, with the status its error type stands for, so the attempt loop can try
+// another account before anything reached the client. The error's data is the same object an
+// error reply's body carries: `event: error` with {"type":"error","error":{...}} for Messages
+// and Responses, a bare {"error":{...}} data line for Chat and Gemini.
+func firstEventFailure(ev sse.Event, header http.Header, up upstreamProtocol) *upstreamFailure {
+	errObj := anthropic.MemberValue(ev.Data, "error")
+	if ev.Name != "error" && (errObj == nil || anthropic.MemberValue(ev.Data, "choices") != nil ||
+		anthropic.MemberValue(ev.Data, "candidates") != nil) {
+		return nil
+	}
+	body := bytes.Clone(ev.Data)
+	if errObj == nil { // Responses: {"type":"error","code":…,"message":…}, in OpenAI's error shape
+		body = fmt.Appendf(nil, `{"error":{"message":%s,"type":"server_error","code":%s}}`,
+			orJSONNull(anthropic.MemberValue(ev.Data, "message")), orJSONNull(anthropic.MemberValue(ev.Data, "code")))
+		errObj = anthropic.MemberValue(body, "error")
+	}
+	if len(errObj) == 0 || errObj[0] != '{' {
+		return nil
+	}
+	status := http.StatusBadGateway
+	typ := anthropic.Unquote(anthropic.MemberValue(errObj, "type"))
+	if typ == "" {
+		typ = anthropic.Unquote(anthropic.MemberValue(errObj, "status")) // Gemini: "RESOURCE_EXHAUSTED"
+	}
+	switch typ {
+	case anthropic.OverloadedError, "UNAVAILABLE":
+		status = 529
+	case anthropic.RateLimitError, "RESOURCE_EXHAUSTED", "rate_limit_exceeded":
+		status = http.StatusTooManyRequests
+	case anthropic.APIError, "server_error", "INTERNAL":
+		status = http.StatusInternalServerError
+	case anthropic.InvalidRequestError, "INVALID_ARGUMENT":
+		status = http.StatusBadRequest
+	}
+	return &upstreamFailure{status: status, header: header, body: body, up: up}
+}
+
+func orJSONNull(v []byte) []byte {
+	if len(v) == 0 {
+		return []byte("null")
+	}
+	return v
 }
 
 type readResult struct {

@@ -28,7 +28,28 @@ type limitEntry struct {
 	pattern string
 	tokens  int
 	score   int
+	// builtIn marks an entry the user left at its default (DefaultLimitTable): the context-1m
+	// beta may raise it. Any other entry the user chose, and it wins over the beta.
+	builtIn bool
 }
+
+// Window is a context window and why it applies, for the session view.
+type Window struct {
+	Tokens int
+	// Source is WindowSetting (proxy.context_limits, Pattern names the entry), WindowDefault
+	// (a built-in entry or proxy.default_context_limit), WindowBeta (the context-1m beta raised a
+	// default) or WindowLearned (the upstream refused a longer request; set by the proxy).
+	Source  string
+	Pattern string
+}
+
+// Window sources.
+const (
+	WindowSetting = "setting"
+	WindowDefault = "default"
+	WindowBeta    = "beta"
+	WindowLearned = "learned"
+)
 
 // DefaultLimitTable is the built-in table used by DefaultLimits.
 func DefaultLimitTable() map[string]int {
@@ -50,7 +71,8 @@ func NewLimits(table map[string]int, def int) *Limits {
 		if !strings.Contains(p, "*") {
 			score += 1 << 20 // exact names win over every pattern
 		}
-		l.entries = append(l.entries, limitEntry{strings.ToLower(p), n, score})
+		builtIn := DefaultLimitTable()[p] == n
+		l.entries = append(l.entries, limitEntry{strings.ToLower(p), n, score, builtIn})
 	}
 	// Deterministic order: specificity, then the pattern text.
 	sort.Slice(l.entries, func(i, j int) bool {
@@ -66,23 +88,34 @@ func NewLimits(table map[string]int, def int) *Limits {
 // DefaultLimits is NewLimits(DefaultLimitTable(), DefaultContextTokens).
 func DefaultLimits() *Limits { return NewLimits(DefaultLimitTable(), DefaultContextTokens) }
 
-// For returns the context window of model. betas are the anthropic-beta
-// values of the request; a context-1m beta raises the window to 1M tokens.
-func (l *Limits) For(model string, betas []string) int {
-	n := l.def
+// For returns the context window of model (Explain's tokens).
+func (l *Limits) For(model string, betas []string) int { return l.Explain(model, betas).Tokens }
+
+// Explain returns the context window of model and where it comes from. betas are the
+// anthropic-beta values of the request: a context-1m beta raises a default window to 1M
+// tokens, but never a limit the user set — Claude Code sends that beta on every request, and a
+// user who set a smaller window knows what their upstream accepts.
+func (l *Limits) Explain(model string, betas []string) Window {
+	w := Window{Tokens: l.def, Source: WindowDefault}
 	m := strings.ToLower(model)
 	for _, e := range l.entries {
 		if modelname.Match(e.pattern, m) {
-			n = e.tokens
+			w = Window{Tokens: e.tokens, Source: WindowSetting, Pattern: e.pattern}
+			if e.builtIn {
+				w.Source = WindowDefault
+			}
 			break
 		}
 	}
+	if w.Source == WindowSetting || w.Tokens >= OneMillionTokens {
+		return w
+	}
 	for _, b := range betas {
 		if strings.HasPrefix(strings.TrimSpace(strings.ToLower(b)), "context-1m") {
-			return max(n, OneMillionTokens)
+			return Window{Tokens: OneMillionTokens, Source: WindowBeta, Pattern: w.Pattern}
 		}
 	}
-	return n
+	return w
 }
 
 // ParseBetas splits anthropic-beta header values ("a,b", "c") into names.

@@ -85,6 +85,14 @@ func (p *Pick) serves(a Account) bool {
 	return ok && serves(a, mapped)
 }
 
+// sent is the model a would be sent: the model map's choice for a, else the model as asked.
+// An account's cooldowns are kept by the model it was sent, so a failing mapped model does not
+// cool down the account's other models, and two names mapped to one model share its health.
+func (p *Pick) sent(a Account) string {
+	m, _ := MapModel(p.ModelMap, p.Model, a)
+	return m
+}
+
 // fits reports whether a is of a kind the pick allows.
 func (p *Pick) fits(a Account) bool {
 	return (p.Only == 0 || a.ID == p.Only) && (len(p.Kinds) == 0 || slices.Contains(p.Kinds, a.KindOf()))

@@ -145,7 +145,7 @@ func (p *Pool) Pick(pick Pick, now time.Time) (Account, error) {
 	_, needsUsage := p.selector.(leastUsed)
 	for i, a := range p.accounts {
 		st := p.states[i]
-		if slices.Contains(pick.Exclude, a.ID) || !pick.serves(a) || (prefer != nil && !prefer(a)) || !st.availableFor(a, pick.Model, now) {
+		if slices.Contains(pick.Exclude, a.ID) || !pick.serves(a) || (prefer != nil && !prefer(a)) || !st.availableFor(a, pick.sent(a), now) {
 			continue
 		}
 		c := Candidate{Account: a}
@@ -193,7 +193,7 @@ func (p *Pool) boundLocked(pick Pick, prefer func(Account) bool, now time.Time) 
 	if i < 0 || !pick.serves(p.accounts[i]) || (prefer != nil && !prefer(p.accounts[i])) {
 		return 0, false
 	}
-	return i, p.states[i].availableFor(p.accounts[i], pick.Model, now)
+	return i, p.states[i].availableFor(p.accounts[i], pick.sent(p.accounts[i]), now)
 }
 
 // explainLocked builds the 503 message: why nothing is available and, when
@@ -212,7 +212,7 @@ func (p *Pool) explainLocked(pick Pick, prefer func(Account) bool, now time.Time
 			continue
 		}
 		serving++
-		if until, cooling := st.coolingUntil(pick.Model, now); cooling && !slices.Contains(pick.Exclude, a.ID) {
+		if until, cooling := st.coolingUntil(pick.sent(a), now); cooling && !slices.Contains(pick.Exclude, a.ID) {
 			if soonest.IsZero() || until.Before(soonest) {
 				soonest, soonestName = until, a.Name()
 			}
@@ -250,7 +250,8 @@ func (p *Pool) kindsLocked() string {
 	return strings.Join(kinds, ", ")
 }
 
-// Report records how an attempt on an account went and returns the cooldown
+// Report records how an attempt on an account went, for the model it was sent (after the
+// model map), and returns the cooldown
 // it caused (zero if none). An account no longer configured is ignored: there
 // is nothing left to cool down or refuse.
 func (p *Pool) Report(accountID int64, model string, o Outcome, now time.Time) time.Duration {

@@ -78,6 +78,7 @@ type Reply struct {
 	StallAfter      int           // after N events, block until Release, client hang-up or Close
 	FailAfter       int           // after N events, drop the connection (client sees unexpected EOF)
 	ErrorEventAfter int           // after N events, send an in-band overloaded_error event and end
+	ErrorEventFirst bool          // answer 200, then an overloaded_error event as the first event, and end
 }
 
 // NewUpstream starts an upstream whose default reply is a short text message.
@@ -347,6 +348,11 @@ func (u *Upstream) writeStream(w http.ResponseWriter, ctx context.Context, rep R
 		if fl != nil {
 			fl.Flush()
 		}
+	}
+	if rep.ErrorEventFirst {
+		w.Write(overloadedEvent)
+		flush()
+		return
 	}
 	for i, ev := range rep.Message.render().events {
 		if i > 0 && rep.EventGap > 0 && !u.sleep(ctx, rep.EventGap) {
