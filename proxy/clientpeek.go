@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"net/http"
 
 	"longhaul/proxy/anthropic"
 	"longhaul/proxy/compact"
@@ -238,7 +237,7 @@ func clientSession(explicit []byte, parts ...[]byte) string {
 // result long enough for the compressor, and a size so far below the Layer-1 threshold that
 // no estimate could reach it (the bound of untouched). limit is the context window, for the
 // record.
-func (c *compactor) untouchedForeign(body []byte, p clientPeek, model string, r *http.Request) (limit int, ok bool) {
+func (c *compactor) untouchedForeign(body []byte, p clientPeek, tg target) (limit int, ok bool) {
 	maxChars := c.cfg.MaxToolResultChars
 	if maxChars <= 0 {
 		maxChars = compact.DefaultMaxToolResultChars
@@ -246,10 +245,10 @@ func (c *compactor) untouchedForeign(body []byte, p clientPeek, model string, r 
 	if p.engine || p.maxToolResult >= min(compact.DefaultLargeChars, maxChars) {
 		return 0, false
 	}
-	limit = c.pipe.Limit(model, compact.ParseBetas(r.Header.Values("Anthropic-Beta")))
+	limit = tg.window.Tokens
 	factor := 1.0
 	if !c.cfg.NoUsageScaling {
-		factor = c.calibrator.Factor(compact.Family(model))
+		factor = c.calibrator.Factor(compact.Family(tg.model))
 	}
 	bound := float64(len(body)) / quickBytesPerToken * factor * (1 + compact.DefaultMargin)
 	return limit, bound <= c.pipe.Thresholds().L1*float64(limit)

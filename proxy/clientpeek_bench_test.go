@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"net/http"
 	"testing"
 
 	"longhaul/proxy/openai"
@@ -14,7 +13,6 @@ func BenchmarkClientScreen800KB(b *testing.B) {
 		b.Fatal(err)
 	}
 	comp := srv.comp.Load()
-	r, _ := http.NewRequest("POST", "/", nil)
 	b.Run("peek", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {
@@ -27,7 +25,7 @@ func BenchmarkClientScreen800KB(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {
 			p, _ := peekOpenAI(body)
-			if _, ok := comp.untouchedForeign(body, p, "gpt-4.1", r); !ok {
+			if _, ok := comp.untouchedForeign(body, p, comp.target("gpt-4.1", 0, nil, nil)); !ok {
 				b.Fatal("not screened")
 			}
 		}

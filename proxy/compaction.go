@@ -116,7 +116,8 @@ const quickBytesPerToken = 3.5
 // steps that run whatever the pressure only act on what a clause catches, so
 // a request forwards the same bytes whether or not it was screened here.
 // limit is the context window, for the record.
-func (c *compactor) untouched(p anthropic.Peek, body []byte, model, session string, betas []string) (limit int, ok bool) {
+func (c *compactor) untouched(p anthropic.Peek, body []byte, tg target, session string) (limit int, ok bool) {
+	model := tg.model
 	ms := p.Messages
 	maxChars := c.cfg.MaxToolResultChars
 	if maxChars <= 0 {
@@ -125,7 +126,7 @@ func (c *compactor) untouched(p anthropic.Peek, body []byte, model, session stri
 	if ms.MaxToolContent >= min(compact.DefaultLargeChars, maxChars) || ms.ToolImages > 0 || ms.SavedNotice {
 		return 0, false
 	}
-	if !compact.SupportsThinking(model) && ms.Thinking+ms.Redacted > 0 {
+	if tg.noThinking && ms.Thinking+ms.Redacted > 0 {
 		return 0, false
 	}
 	family := compact.Family(model)
@@ -143,7 +144,7 @@ func (c *compactor) untouched(p anthropic.Peek, body []byte, model, session stri
 			return 0, false
 		}
 	}
-	limit = c.pipe.Limit(model, betas)
+	limit = tg.window.Tokens
 	factor := 1.0
 	if !c.cfg.NoUsageScaling {
 		factor = c.calibrator.Factor(family)
@@ -156,11 +157,11 @@ func (c *compactor) untouched(p anthropic.Peek, body []byte, model, session stri
 // compactRequest runs the pipeline on a /v1/messages body and records what it
 // did in ex. An error is a Layer-3 failure the client must be told about;
 // anything else that goes wrong leaves the body as it came.
-func (s *Server) compactRequest(ctx context.Context, c *compactor, ex *Exchange, body []byte, betas []string) (compact.Result, *Error) {
+func (s *Server) compactRequest(ctx context.Context, c *compactor, ex *Exchange, body []byte, betas []string, tg target) (compact.Result, *Error) {
 	ctx = context.WithValue(ctx, parentExchangeKey{}, ex)
 	res, err := c.pipe.Run(ctx, compact.Input{
-		Body: body, Model: ex.Model, Session: ex.SessionID, Betas: betas,
-		NoThinking: !compact.SupportsThinking(ex.Model),
+		Body: body, Model: tg.model, Session: ex.SessionID, Betas: betas, Limit: tg.window.Tokens,
+		NoThinking: tg.noThinking,
 	})
 	ex.ContextLimit = res.Limit
 	ex.TokensBefore, ex.TokensAfter = res.Before.Calibrated, res.After.Calibrated

@@ -63,11 +63,15 @@ type Exchange struct {
 
 	// Context pressure and compaction, for /v1/messages (zero elsewhere).
 	// Tokens are calibrated estimates; Pressure* are tokens / ContextLimit.
-	ContextLimit   int
-	TokensBefore   int // the request as received
-	TokensAfter    int // the request as forwarded
-	PressureBefore float64
-	PressureAfter  float64
+	ContextLimit int
+	// ContextLimitSource says where ContextLimit comes from: "setting" (proxy.context_limits),
+	// "default", "beta" (the context-1m beta raised a default) or "learned" (the upstream
+	// refused a longer request).
+	ContextLimitSource string
+	TokensBefore       int // the request as received
+	TokensAfter        int // the request as forwarded
+	PressureBefore     float64
+	PressureAfter      float64
 	// Compaction lists every step that changed the request, in order.
 	Compaction []CompactionStep
 	// SignatureRecoveries counts thinking signatures restored from the

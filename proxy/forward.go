@@ -45,15 +45,17 @@ type call struct {
 	// conversation for previous_response_id from it).
 	replyMessages []byte
 	// session is the session read from a client's own body (another protocol's); limit the
-	// context window when the request was screened without translating it.
-	session string
-	limit   int
+	// context window when the request was screened without translating it, screenedFor what
+	// it was screened for.
+	session     string
+	limit       int
+	screenedFor target
 	// tools and toolBytes are the tool definitions' count and size in the client's own body.
 	tools, toolBytes int
 	// lazy is the Messages translation of a request screened without it, made when an
 	// account of another protocol takes it (at most once per request).
 	lazy     *requestBody
-	lazySpan anthropic.Span
+	lazyPeek anthropic.Peek
 	// replay is set when the request is a replay (Server.Replay).
 	replay *Replay
 }
@@ -117,24 +119,47 @@ type outbound struct {
 	modelSpan anthropic.Span // where the model name is in body, for the model map
 	compacted compact.Result
 	screened  bool // the screen looked at it: pressure can be read from the reply's usage
+	// source is the request as Messages before compaction, and peek what the peek found in it
+	// (nil while a request screened on the client's own body has not been translated); target
+	// what body was compacted for.
+	source *requestBody
+	peek   anthropic.Peek
+	target target
+	// compactable: the engine runs on this request (a model reply with compaction on).
+	compactable bool
 }
 
 // prepare runs the compaction stage on a request for a model reply and returns what the
 // attempts send.
 func (s *Server) prepare(r *http.Request, cfg *Config, comp *compactor, ex *Exchange, c *call, client, messages *requestBody, peek anthropic.Peek) (outbound, *Error) {
-	out := outbound{body: messages, modelSpan: peek.ModelSpan}
+	out := outbound{body: messages, modelSpan: peek.ModelSpan, source: messages, peek: peek,
+		compactable: c.op == opGenerate && comp != nil}
 	if messages == nil { // screened on the client's own body (clientpeek.go)
-		out.screened, ex.ContextLimit = true, c.limit
+		out.screened, out.target = true, c.screenedFor
+		ex.ContextLimit, ex.ContextLimitSource = c.limit, c.screenedFor.window.Source
 		return out, nil
 	}
-	if c.op != opGenerate || comp == nil {
+	if !out.compactable {
 		return out, nil
 	}
+	tg := s.guessTarget(cfg, comp, ex.Model, ex.SessionID, compact.ParseBetas(r.Header.Values("Anthropic-Beta")))
+	return s.compactFor(r, cfg, comp, ex, client, out, tg)
+}
+
+// compactFor compacts the request for tg: the first time with the target guessed before an
+// account was picked, again when an attempt's account or model calls for another window or
+// thinking support. Each run starts from the request as received (out.source): compacting a
+// compacted request twice would not give the bytes the next request's compaction gives, and
+// prompt caching needs those to match.
+func (s *Server) compactFor(r *http.Request, cfg *Config, comp *compactor, ex *Exchange, client *requestBody, out outbound, tg target) (outbound, *Error) {
+	ex.Compaction, ex.SignatureRecoveries, ex.CrossModelDropped = nil, 0, 0
+	out.target = tg
 	var e *Error
-	out.body, out.compacted, out.screened, e = s.compactStage(r, cfg, comp, ex, client, messages, peek)
+	out.body, out.compacted, out.screened, e = s.compactStage(r, cfg, comp, ex, client, out.source, out.peek, tg)
 	if e != nil {
 		return out, e
 	}
+	out.modelSpan = out.peek.ModelSpan
 	if out.compacted.Changed {
 		out.modelSpan = anthropic.Span{} // where the model is in the rewrite
 		if p, err := anthropic.PeekRequest(out.body.buf); err == nil {
@@ -142,6 +167,26 @@ func (s *Server) prepare(r *http.Request, cfg *Config, comp *compactor, ex *Exch
 		}
 	}
 	return out, nil
+}
+
+// retarget makes out fit tg, an attempt's target: compacted again when it differs from what out
+// was compacted (or screened) for. A request screened on the client's own body is translated
+// first.
+func (s *Server) retarget(r *http.Request, cfg *Config, comp *compactor, ex *Exchange, c *call, client *requestBody, out outbound, tg target) (outbound, *Error) {
+	if !out.compactable || tg == out.target {
+		return out, nil
+	}
+	if out.source == nil {
+		if c.lazy == nil {
+			b, peek, e := s.translateInbound(r, c, client)
+			if e != nil {
+				return out, e
+			}
+			c.lazy, c.lazyPeek, c.messages = b, peek, b.buf
+		}
+		out.source, out.peek = c.lazy, c.lazyPeek
+	}
+	return s.compactFor(r, cfg, comp, ex, client, out, tg)
 }
 
 // tryAccounts is the attempt loop. It reports answered when the client has
@@ -160,9 +205,12 @@ func (s *Server) tryAccounts(w http.ResponseWriter, r *http.Request, cfg *Config
 		// answered from the estimator.
 		pick.Kinds = []string{c.proto.nativeKind()}
 	}
-	for attempt := range cfg.MaxAttempts {
+	betas := compact.ParseBetas(r.Header.Values("Anthropic-Beta"))
+	only, windowRetried, extra := pick.Only, false, 0
+	for attempt := 0; attempt < cfg.MaxAttempts+extra; attempt++ {
 		pick.Exclude = exclude
 		acct, err := s.pool.Pick(pick, s.now())
+		pick.Only = only
 		if err != nil {
 			if last != nil {
 				return last, false // pass on the last upstream failure: it says more than "no account"
@@ -184,7 +232,19 @@ func (s *Server) tryAccounts(w http.ResponseWriter, r *http.Request, cfg *Config
 			uc.model = model
 		}
 		ex.ModelSent, ex.UpstreamProtocol = uc.model, up.kind()
-		sendBody, translated, e := s.upstreamBody(r, comp, ex, c, client, out, up, uc)
+		var e *Error
+		if out.compactable {
+			// Compacted for the model this account is sent and the window it has.
+			out, e = s.retarget(r, cfg, comp, ex, c, client, out, comp.target(uc.model, acct.ID, betas, s.windows))
+			if e == nil && out.compacted.Changed {
+				ex.keepRequestBody(client, cfg.MaxCaptureBytes)
+			}
+		}
+		var sendBody *requestBody
+		var translated bool
+		if e == nil {
+			sendBody, translated, e = s.upstreamBody(r, comp, ex, c, client, out, up, uc)
+		}
 		if e != nil {
 			att.Error = e.Message
 			ex.Attempts = append(ex.Attempts, att)
@@ -215,6 +275,18 @@ func (s *Server) tryAccounts(w http.ResponseWriter, r *http.Request, cfg *Config
 			// The client left; the attempt says nothing about the account.
 			s.finish(ex, statusClientClosed, newError(statusClientClosed, "client_cancelled", "client closed the request"))
 			return nil, true
+		}
+		if window, ok := fail.tooLong(); ok && out.compactable && !windowRetried {
+			// The upstream's window is smaller than the one assumed: learn it, compact to it
+			// and try the same account once more. Nothing reached the client yet.
+			if window <= 0 {
+				window = windowFromRefusal(ex, len(sendBody.buf))
+			}
+			s.windows.learn(acct.ID, uc.model, window, s.now())
+			s.log.Info("upstream refused the request as too long; its window is learned", "id", ex.ID,
+				"account", acct.Name(), "model", uc.model, "window", window)
+			windowRetried, extra, pick.Only = true, extra+1, acct.ID
+			continue
 		}
 		outcome := fail.classify(int(ex.BytesIn), s.now())
 		cooldown := s.pool.Report(acct.ID, uc.model, outcome, s.now())
@@ -252,9 +324,9 @@ func (s *Server) upstreamBody(r *http.Request, comp *compactor, ex *Exchange, c 
 			if e != nil {
 				return nil, false, e
 			}
-			c.lazy, c.lazySpan, c.messages = b, peek.ModelSpan, b.buf
+			c.lazy, c.lazyPeek, c.messages = b, peek, b.buf
 		}
-		out.body, out.modelSpan = c.lazy, c.lazySpan
+		out.body, out.modelSpan = c.lazy, c.lazyPeek.ModelSpan
 	}
 	messages := out.body.buf
 	if uc.model != c.tr.model && out.modelSpan.End > 0 {
@@ -400,14 +472,14 @@ func (s *Server) countLocally(w http.ResponseWriter, comp *compactor, ex *Exchan
 // compactStage screens a request for a model reply (as Messages) and, unless the screen
 // shows the engine would leave it alone, runs the compaction pipeline on it. It returns the
 // body to send (messages itself when nothing changed).
-func (s *Server) compactStage(r *http.Request, cfg *Config, comp *compactor, ex *Exchange, client, messages *requestBody, peek anthropic.Peek) (*requestBody, compact.Result, bool, *Error) {
+func (s *Server) compactStage(r *http.Request, cfg *Config, comp *compactor, ex *Exchange, client, messages *requestBody, peek anthropic.Peek, tg target) (*requestBody, compact.Result, bool, *Error) {
 	betas := compact.ParseBetas(r.Header.Values("Anthropic-Beta"))
-	limit, screened := comp.untouched(peek, messages.buf, ex.Model, ex.SessionID, betas)
-	ex.ContextLimit = limit
+	limit, screened := comp.untouched(peek, messages.buf, tg, ex.SessionID)
+	ex.ContextLimit, ex.ContextLimitSource = limit, tg.window.Source
 	if screened {
 		return messages, compact.Result{}, true, nil
 	}
-	res, e := s.compactRequest(r.Context(), comp, ex, messages.buf, betas)
+	res, e := s.compactRequest(r.Context(), comp, ex, messages.buf, betas, tg)
 	if e != nil {
 		ex.keepRequestBody(client, cfg.MaxCaptureBytes) // the original, for the record
 		return messages, res, false, e

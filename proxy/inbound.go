@@ -22,7 +22,7 @@ func (s *Server) inbound(w http.ResponseWriter, r *http.Request, cfg *Config, co
 		ex.BytesIn = int64(len(client.buf))
 		messages = client
 		if !pivot {
-			messages, peek, e = s.inboundForeign(r, comp, c, client)
+			messages, peek, e = s.inboundForeign(r, cfg, comp, c, client)
 			if e != nil {
 				client.release()
 			}
@@ -57,7 +57,7 @@ func (s *Server) inbound(w http.ResponseWriter, r *http.Request, cfg *Config, co
 // inboundForeign reads a request of another protocol: its model, stream and session from its
 // own body, then its translation into Messages unless the screen shows the engine would leave
 // it alone (messages nil).
-func (s *Server) inboundForeign(r *http.Request, comp *compactor, c *call, client *requestBody) (*requestBody, anthropic.Peek, *Error) {
+func (s *Server) inboundForeign(r *http.Request, cfg *Config, comp *compactor, c *call, client *requestBody) (*requestBody, anthropic.Peek, *Error) {
 	cp, err := c.proto.peek(client.buf)
 	if err != nil {
 		return nil, anthropic.Peek{}, newError(http.StatusBadRequest, anthropic.InvalidRequestError, "malformed JSON request body: "+err.Error())
@@ -68,8 +68,9 @@ func (s *Server) inboundForeign(r *http.Request, comp *compactor, c *call, clien
 	c.tr.stream = c.tr.stream || cp.stream
 	c.session, c.tools, c.toolBytes = cp.session, cp.tools, cp.toolBytes
 	if c.op == opGenerate && c.proto.lazy() && comp != nil {
-		if limit, ok := comp.untouchedForeign(client.buf, cp, c.tr.model, r); ok {
-			c.limit = limit
+		tg := s.guessTarget(cfg, comp, c.tr.model, c.session, compact.ParseBetas(r.Header.Values("Anthropic-Beta")))
+		if limit, ok := comp.untouchedForeign(client.buf, cp, tg); ok {
+			c.limit, c.screenedFor = limit, tg
 			return nil, anthropic.Peek{Model: c.tr.model, Stream: c.tr.stream}, nil
 		}
 	}

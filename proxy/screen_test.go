@@ -74,7 +74,7 @@ func TestScreenAgreesWithPipeline(t *testing.T) {
 			if name == "cross-model" {
 				session = "x"
 			}
-			_, ok := comp.untouched(p, body, p.Model, session, nil)
+			_, ok := comp.untouched(p, body, comp.target(p.Model, 0, nil, nil), session)
 			res, err := comp.pipe.Run(context.Background(), compact.Input{Body: body, Model: p.Model, Session: session,
 				NoThinking: !compact.SupportsThinking(p.Model)})
 			if !ok {
@@ -112,7 +112,7 @@ func BenchmarkScreen800KB(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, ok := comp.untouched(p, body, p.Model, "s", nil); !ok {
+		if _, ok := comp.untouched(p, body, comp.target(p.Model, 0, nil, nil), "s"); !ok {
 			b.Fatal("the benchmark request should be screened as untouched")
 		}
 	}

@@ -480,8 +480,10 @@ func TestAnthropicClientThroughChatUpstream(t *testing.T) {
 	if resp.StatusCode != 200 || s.chat.Rejected() != 0 || !strings.Contains(body, `"type":"message"`) {
 		t.Errorf("second turn: %d (rejected %d): %s", resp.StatusCode, s.chat.Rejected(), body)
 	}
-	// An upstream error reaches the client in its own shape.
-	s.chat.Enqueue(proxytest.ChatErrorReply(400, "context_length_exceeded", "This model's maximum context length is 65536 tokens."))
+	// An upstream error reaches the client in its own shape (refused again after the proxy
+	// learned the window and retried: nothing more to compact).
+	tooLong := proxytest.ChatErrorReply(400, "context_length_exceeded", "This model's maximum context length is 65536 tokens.")
+	s.chat.Enqueue(tooLong, tooLong)
 	resp, body = s.post(t, "/v1/messages", `{"model":"deepseek-chat","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`, "Content-Type", "application/json")
 	if resp.StatusCode != 400 || !strings.Contains(body, `"type":"invalid_request_error"`) || !strings.Contains(body, "prompt is too long") {
 		t.Errorf("context_length_exceeded: %d %s; want 400 saying the prompt is too long, in Anthropic's shape", resp.StatusCode, body)
@@ -528,7 +530,8 @@ func TestCountTokensInTheClientsShape(t *testing.T) {
 
 func TestPromptTooLongReachesOpenAIClientsAsContextLengthExceeded(t *testing.T) {
 	s := newSeam(t, Config{}, pool.KindAnthropic)
-	s.anthropic.Enqueue(proxytest.Reply{Status: 400, Body: []byte(`{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 215000 tokens > 200000 maximum"}}`)})
+	tooLong := proxytest.Reply{Status: 400, Body: []byte(`{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 215000 tokens > 200000 maximum"}}`)}
+	s.anthropic.Enqueue(tooLong, tooLong) // refused again after the window was learned: passed on
 	resp, body := s.post(t, "/v1/chat/completions", `{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"hi"}]}`, "Content-Type", "application/json")
 	if resp.StatusCode != 400 || !strings.Contains(body, `"code":"context_length_exceeded"`) {
 		t.Errorf("status %d %s; want 400 context_length_exceeded", resp.StatusCode, body)

@@ -125,6 +125,7 @@ type Server struct {
 
 	calibrator *compact.Calibrator
 	comp       atomic.Pointer[compactor] // rebuilt when Config.Compaction changes
+	windows    *learnedWindows           // context windows upstreams revealed
 	models     *modelLister
 	// responses keeps Responses conversations for previous_response_id (bounded, expiring).
 	responses *openai.ResponsesStore
@@ -149,6 +150,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 		now:        opts.Now,
 		pool:       pool.New(opts.OnAccountRevoked),
 		calibrator: opts.Calibrator,
+		windows:    newLearnedWindows(),
 		timeouts:   opts.Timeouts.withDefaults(),
 	}
 	if opts.UI != nil {

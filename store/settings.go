@@ -215,7 +215,9 @@ func (s Settings) Validate() error {
 		{x.ContextCompressionThresholdL3 >= x.ContextCompressionThresholdL2, "proxy.experimental." + l3,
 			"must be ≥ %s (%v)", []any{l2, x.ContextCompressionThresholdL2}},
 		{s.Compaction.KeepToolRounds >= 1, "compaction.keep_tool_rounds", "must be at least 1", nil},
-		{s.Compaction.ProtectLastMessages >= 0, "compaction.protect_last_messages", "must not be negative", nil},
+		// 0 would let Layer 2 rewrite the thinking of the turn in progress, whose signature the
+		// upstream checks against its text: refused rather than silently read as the default.
+		{s.Compaction.ProtectLastMessages >= 1, "compaction.protect_last_messages", "must be at least 1 (the turn in progress keeps its thinking)", nil},
 		{s.Compaction.MaxToolResultChars >= 1000, "compaction.max_tool_result_chars", "must be at least 1000", nil},
 		{s.Compaction.SummaryModel != "", "compaction.summary_model", "must not be empty", nil},
 		{s.Compaction.SignatureCacheEntries >= 100 && s.Compaction.SignatureCacheEntries <= 1_000_000,

@@ -392,7 +392,7 @@ func TestValidationFieldsAreSettingKeys(t *testing.T) {
 		"body":    func(s *Settings) { s.Proxy.MaxBodyBytes = 2 << 30 },
 		"limit":   func(s *Settings) { s.Proxy.DefaultContextLimit = 0 },
 		"rounds":  func(s *Settings) { s.Compaction.KeepToolRounds = 0 },
-		"protect": func(s *Settings) { s.Compaction.ProtectLastMessages = -1 },
+		"protect": func(s *Settings) { s.Compaction.ProtectLastMessages = 0 },
 		"chars":   func(s *Settings) { s.Compaction.MaxToolResultChars = 999 },
 		"summary": func(s *Settings) { s.Compaction.SummaryModel = "" },
 		"bytes":   func(s *Settings) { s.History.MaxBytes = 1 },

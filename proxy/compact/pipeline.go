@@ -106,6 +106,9 @@ type Input struct {
 	Session    string   // session id; "" = no per-session state (no anchor, boundary or summary cache)
 	Betas      []string // anthropic-beta values (context-1m raises the window)
 	NoThinking bool     // the target model has no thinking support: purify
+	// Limit is the context window to compact for; 0 = the Limits table's for Model and Betas.
+	// The proxy sets it when it knows better (a window an upstream revealed).
+	Limit int
 }
 
 // Stats reports one step that changed the request.
@@ -207,7 +210,10 @@ func (p *Pipeline) newRun(in Input, req *anthropic.Request) *run {
 		r.model = req.Model
 	}
 	r.res.family = Family(r.model)
-	r.res.Limit = p.o.Limits.For(r.model, in.Betas)
+	r.res.Limit = in.Limit
+	if r.res.Limit <= 0 {
+		r.res.Limit = p.o.Limits.For(r.model, in.Betas)
+	}
 	r.res.Before, r.res.profile = r.count(req)
 	r.cur = r.res.Before
 	return r
@@ -333,6 +339,9 @@ func (p *Pipeline) Thresholds() Thresholds { return p.o.Thresholds }
 
 // Limit returns the context window the pipeline assumes for model.
 func (p *Pipeline) Limit(model string, betas []string) int { return p.o.Limits.For(model, betas) }
+
+// Window returns the context window the pipeline assumes for model, and where it comes from.
+func (p *Pipeline) Window(model string, betas []string) Window { return p.o.Limits.Explain(model, betas) }
 
 // IsSummaryFailure reports whether err is a Layer-3 failure the proxy should
 // answer with HTTP 400 and SummaryFailedMessage.

@@ -268,3 +268,30 @@ func (p *Pool) Report(accountID int64, model string, o Outcome, now time.Time) t
 	}
 	return cooldown
 }
+
+// Bound returns the account session is bound to (session affinity), if any and still
+// configured, without picking it: what a request of the session will most likely be sent to.
+func (p *Pool) Bound(session string, now time.Time) (Account, bool) {
+	if session == "" {
+		return Account{}, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.affinity {
+		return Account{}, false
+	}
+	id, ok := p.sessions.get(session, now)
+	if !ok {
+		return Account{}, false
+	}
+	st := p.byID[id]
+	if st == nil {
+		return Account{}, false
+	}
+	for _, a := range p.accounts {
+		if a.ID == id {
+			return a, true
+		}
+	}
+	return Account{}, false
+}
