@@ -341,7 +341,9 @@ func (p *Pipeline) Thresholds() Thresholds { return p.o.Thresholds }
 func (p *Pipeline) Limit(model string, betas []string) int { return p.o.Limits.For(model, betas) }
 
 // Window returns the context window the pipeline assumes for model, and where it comes from.
-func (p *Pipeline) Window(model string, betas []string) Window { return p.o.Limits.Explain(model, betas) }
+func (p *Pipeline) Window(model string, betas []string) Window {
+	return p.o.Limits.Explain(model, betas)
+}
 
 // IsSummaryFailure reports whether err is a Layer-3 failure the proxy should
 // answer with HTTP 400 and SummaryFailedMessage.
