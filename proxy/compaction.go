@@ -192,13 +192,18 @@ func (s *Server) compactRequest(ctx context.Context, c *compactor, ex *Exchange,
 // input tokens (calibration and the session's anchor) and the thinking
 // signatures it issued (the signature cache). It runs after the reply
 // reached the client.
-func (s *Server) learn(c *compactor, res compact.Result, ex *Exchange) {
+func (s *Server) learn(c *compactor, out outbound, ex *Exchange) {
 	if ex.Status < 200 || ex.Status >= 300 {
 		return
 	}
 	u := ex.Usage
 	if real := u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens; real > 0 {
-		c.pipe.Learn(res, ex.SessionID, int(real))
+		if out.sizeBytes > 0 && !c.cfg.NoUsageScaling {
+			// Screened, never parsed: its size anchors the session's next estimate.
+			c.calibrator.SetSizeAnchor(ex.SessionID, out.sizeHeader, out.sizeBytes, int(real))
+		} else {
+			c.pipe.Learn(out.compacted, ex.SessionID, int(real))
+		}
 	}
 	if c.sigs == nil || len(ex.Signatures) == 0 {
 		return

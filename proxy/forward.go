@@ -127,6 +127,11 @@ type outbound struct {
 	target target
 	// compactable: the engine runs on this request (a model reply with compaction on).
 	compactable bool
+	// sizeBytes and sizeHeader are, for a Messages request the screen let through unparsed,
+	// its size and the calibrator's hash of its system and tools: the reply's real count
+	// anchors the session's next estimate on them.
+	sizeBytes  int
+	sizeHeader uint64
 }
 
 // prepare runs the compaction stage on a request for a model reply and returns what the
@@ -159,7 +164,11 @@ func (s *Server) compactFor(r *http.Request, cfg *Config, comp *compactor, ex *E
 	if e != nil {
 		return out, e
 	}
-	out.modelSpan = out.peek.ModelSpan
+	out.modelSpan, out.sizeBytes = out.peek.ModelSpan, 0
+	if out.screened && out.peek.Messages.Images == 0 { // images count by their pixels, not their bytes
+		src := out.source.buf
+		out.sizeBytes, out.sizeHeader = len(src), comp.calibrator.HeaderHash(out.peek.SystemSpan.Of(src), out.peek.ToolsSpan.Of(src))
+	}
 	if out.compacted.Changed {
 		out.modelSpan = anthropic.Span{} // where the model is in the rewrite
 		if p, err := anthropic.PeekRequest(out.body.buf); err == nil {
@@ -402,7 +411,7 @@ func (s *Server) answered(ex *Exchange, acct pool.Account, comp *compactor, c *c
 	s.finish(ex, ex.Status, nil)
 	s.pool.Report(acct.ID, ex.ModelSent, ex.outcome(), s.now())
 	if comp != nil && c.op == opGenerate && c.replay == nil { // a replay teaches nothing
-		s.learn(comp, out.compacted, ex)
+		s.learn(comp, out, ex)
 	}
 	if c.tr.store != nil && c.replay == nil && ex.Status >= 200 && ex.Status < 300 && c.replyMessages != nil {
 		c.keepConversation()

@@ -210,6 +210,9 @@ func (r *Request) writeMessages(buf *bytes.Buffer) {
 	buf.WriteByte(']')
 }
 
+// Size is the length of the body the request was parsed from.
+func (r *Request) Size() int { return len(r.body) }
+
 // Changed reports whether Encode would produce new bytes.
 func (r *Request) Changed() bool {
 	if len(r.Messages) != r.origMsgs {

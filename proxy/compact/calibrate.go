@@ -64,6 +64,10 @@ type anchor struct {
 	hashes  []uint64  // hashes[i]: running hash of messages[:i+1]
 	raws    []float64 // raws[i]: raw estimate of messages[:i+1]
 	real    int       // real input tokens of the whole request
+	// bytes is the request's size. An anchor set from a request the engine never parsed (the
+	// screen let it through) has only that and no hashes: the next request of the session,
+	// the same conversation a little longer, costs real × its size / bytes.
+	bytes int
 }
 
 // NewCalibrator returns a Calibrator with every factor at 1.
@@ -144,14 +148,9 @@ type Tokens struct {
 	Raw        int  // heuristic count, no margin, no calibration
 	Calibrated int  // what decisions use: calibrated (or anchored) plus margin
 	Anchored   bool // part of Calibrated is the upstream's real count
-}
-
-// withoutMargin takes the estimator's safety margin back out of a count:
-// the best guess of what the upstream will count, where Calibrated is the
-// cautious one decisions use.
-func (c *Calibrator) withoutMargin(calibrated int) int {
-	margin := float64(c.opts.Estimator.WithMargin(1e6))/1e6 - 1
-	return int(float64(calibrated)/(1+margin) + 0.5)
+	// Best is the best guess of what the upstream will count: Calibrated without the margin,
+	// which applies only to the estimated part of an anchored count.
+	Best int
 }
 
 // Profile is what the calibrator needs to know about one request: its raw
@@ -163,6 +162,7 @@ type Profile struct {
 	fixed  float64   // raw estimate of system and tools
 	hashes []uint64  // hashes[i]: running hash of messages[:i+1]
 	raws   []float64 // raws[i]: raw estimate of messages[:i+1]
+	bytes  int       // the request's size
 }
 
 // Raw is the request's raw estimate (no margin, no calibration).
@@ -177,7 +177,7 @@ func (p *Profile) Raw() float64 {
 func (c *Calibrator) Profile(r *anthropic.Request) *Profile {
 	e := c.opts.Estimator
 	p := &Profile{header: c.headerHash(r), fixed: textTokens(r.System) + textTokens(r.Tools),
-		hashes: make([]uint64, len(r.Messages)), raws: make([]float64, len(r.Messages))}
+		hashes: make([]uint64, len(r.Messages)), raws: make([]float64, len(r.Messages)), bytes: r.Size()}
 	var h maphash.Hash
 	h.SetSeed(c.seed)
 	var sum float64
@@ -202,7 +202,7 @@ func (c *Calibrator) CountProfile(session, family string, p *Profile) Tokens {
 	e := c.opts.Estimator
 	raw := p.Raw()
 	factor := c.Factor(family)
-	t := Tokens{Raw: int(raw + 0.5), Calibrated: e.WithMargin(raw * factor)}
+	t := Tokens{Raw: int(raw + 0.5), Calibrated: e.WithMargin(raw * factor), Best: int(raw*factor + 0.5)}
 	if session == "" {
 		return t
 	}
@@ -213,8 +213,11 @@ func (c *Calibrator) CountProfile(session, family string, p *Profile) Tokens {
 		a = el.Value.(*anchor)
 	}
 	c.mu.Unlock()
-	if a == nil || a.header != p.header || len(a.hashes) == 0 {
+	if a == nil || a.header != p.header {
 		return t
+	}
+	if len(a.hashes) == 0 {
+		return sizeAnchored(t, a, p, e)
 	}
 	// Longest prefix of messages unchanged since the anchor.
 	k := 0
@@ -233,8 +236,40 @@ func (c *Calibrator) CountProfile(session, family string, p *Profile) Tokens {
 		return t
 	}
 	t.Calibrated = int(anchored+0.5) + e.WithMargin(tail)
+	t.Best = int(anchored + tail + 0.5)
 	t.Anchored = true
 	return t
+}
+
+// sizeAnchored counts a request from an anchor that has only a size: the session's previous
+// request, which the screen let through unparsed. A request no larger is not taken to extend
+// it (it was compacted, or is another conversation).
+func sizeAnchored(t Tokens, a *anchor, p *Profile, e Estimator) Tokens {
+	if a.bytes <= 0 || p.bytes < a.bytes {
+		return t
+	}
+	perByte := float64(a.real) / float64(a.bytes)
+	if perByte < 1.0/6 || perByte > 1.0/2 {
+		perByte = 0.25 // not text-like (a long base64 payload): the tail at 4 bytes a token
+	}
+	tail := float64(p.bytes-a.bytes) * perByte
+	t.Calibrated = a.real + e.WithMargin(tail)
+	t.Best = a.real + int(tail+0.5)
+	t.Anchored = true
+	return t
+}
+
+// SetSizeAnchor records that a request of session the engine did not parse (the screen let it
+// through), of size bytes and with header (HeaderHash of its system and tools), really cost
+// real input tokens: the anchor of a session whose requests are all far below the thresholds.
+//
+// A count under a token per 16 bytes is not taken: no text tokenizes that sparsely, so the
+// upstream is not counting these bytes (a gateway reporting zero or a fixed figure).
+func (c *Calibrator) SetSizeAnchor(session string, header uint64, bytes, real int) {
+	if session == "" || real <= 0 || bytes <= 0 || real*16 < bytes {
+		return
+	}
+	c.putAnchor(&anchor{session: session, header: header, real: real, bytes: bytes})
 }
 
 // SetAnchor records that r, as forwarded for session, really cost real input
@@ -248,7 +283,11 @@ func (c *Calibrator) SetAnchorProfile(session string, p *Profile, real int) {
 	if session == "" || real <= 0 || p == nil {
 		return
 	}
-	a := &anchor{session: session, header: p.header, real: real, hashes: p.hashes, raws: p.raws}
+	c.putAnchor(&anchor{session: session, header: p.header, real: real, hashes: p.hashes, raws: p.raws, bytes: p.bytes})
+}
+
+func (c *Calibrator) putAnchor(a *anchor) {
+	session := a.session
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.anchors[session]; ok {
@@ -267,11 +306,15 @@ func (c *Calibrator) SetAnchorProfile(session string, p *Profile, real int) {
 // headerHash covers what the anchor's count includes besides messages;
 // model, max_tokens and stream do not change the prompt and are skipped so a
 // model switch keeps the anchor.
-func (c *Calibrator) headerHash(r *anthropic.Request) uint64 {
+func (c *Calibrator) headerHash(r *anthropic.Request) uint64 { return c.HeaderHash(r.System, r.Tools) }
+
+// HeaderHash is the hash an anchor keeps of a request's system prompt and tools (raw JSON, as
+// in the body): what its count includes besides messages.
+func (c *Calibrator) HeaderHash(system, tools []byte) uint64 {
 	var h maphash.Hash
 	h.SetSeed(c.seed)
-	h.Write(r.System)
+	h.Write(system)
 	h.WriteByte(0)
-	h.Write(r.Tools)
+	h.Write(tools)
 	return h.Sum64()
 }

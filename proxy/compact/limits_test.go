@@ -32,3 +32,31 @@ func TestExplicitLimitWinsOverTheOneMillionBeta(t *testing.T) {
 		})
 	}
 }
+
+// A session whose requests the screen let through unparsed still anchors its estimate: the
+// next, longer request costs the previous one's real count plus its new bytes.
+func TestSizeAnchorFromAnUnparsedRequest(t *testing.T) {
+	c := NewCalibrator(CalibratorOptions{})
+	prev := mustParse(t, session(20, ""))
+	next := mustParse(t, session(22, ""))
+	header := c.HeaderHash(prev.System, prev.Tools)
+	const real = 3000 // the upstream's count of prev: about 3.2 bytes a token
+	c.SetSizeAnchor("s", header, prev.Size(), real)
+	got := c.Count("s", "claude", next)
+	perByte := float64(real) / float64(prev.Size())
+	want := real + int(float64(next.Size()-prev.Size())*perByte+0.5)
+	if !got.Anchored || got.Best != want || got.Calibrated <= got.Best {
+		t.Errorf("Count = %+v; want anchored, best %d, calibrated above it (margin on the tail)", got, want)
+	}
+	// Another session, a shorter request, other tools, or an implausible count: no anchor.
+	if got := c.Count("other", "claude", next); got.Anchored {
+		t.Errorf("another session anchored: %+v", got)
+	}
+	if got := c.Count("s", "claude", mustParse(t, session(5, ""))); got.Anchored {
+		t.Errorf("a shorter request anchored: %+v", got)
+	}
+	c.SetSizeAnchor("z", header, prev.Size(), 25)
+	if got := c.Count("z", "claude", next); got.Anchored {
+		t.Errorf("an anchor of 25 tokens for %d bytes was taken: %+v", prev.Size(), got)
+	}
+}

@@ -281,7 +281,7 @@ func (r *run) summarize(ctx context.Context, orig []anthropic.Message) error {
 		res, err := r.p.l3.Extend(ctx, r.req, orig, r.in.Session)
 		return res.Summarized, res.CacheHit, err
 	})
-	if left := r.p.count.withoutMargin(r.cur.Calibrated); err == nil && left > r.res.Limit {
+	if left := r.cur.Best; err == nil && left > r.res.Limit {
 		// Nothing left to summarise, or a summary that does not make
 		// room: forwarding would only fail upstream, less helpfully.
 		err = fmt.Errorf("%w: about %d tokens remain after compaction, over the %d-token window",
@@ -330,8 +330,7 @@ func (p *Pipeline) Count(body []byte, model, session string) (int, error) {
 	if model == "" {
 		model = req.Model
 	}
-	t := p.count.CountProfile(session, Family(model), p.count.Profile(req))
-	return p.count.withoutMargin(t.Calibrated), nil
+	return p.count.CountProfile(session, Family(model), p.count.Profile(req)).Best, nil
 }
 
 // Thresholds returns the thresholds in use (defaults filled in).
