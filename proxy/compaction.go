@@ -94,6 +94,7 @@ func (s *Server) newCompactor(c CompactionConfig, prev *compactor) *compactor {
 		Repair:              compact.RepairOptions{Recover: !c.NoToolLoopRecovery, CrossModel: !c.NoCrossModelChecks},
 		Logger:              s.log,
 		Now:                 s.now,
+		Cache:               compact.CacheOptions{Off: c.NoCacheAware, ForceRatio: c.ForceRatio, PaybackRequests: c.PaybackRequests},
 	}
 	if sigs != nil {
 		o.Signatures = sigs
@@ -173,6 +174,7 @@ func (s *Server) compactRequest(ctx context.Context, c *compactor, ex *Exchange,
 		ex.Compaction = append(ex.Compaction, CompactionStep{
 			Layer: string(st.Layer), TokensBefore: st.TokensBefore, TokensAfter: st.TokensAfter,
 			RawBefore: st.RawBefore, RawAfter: st.RawAfter, Items: st.Items, Duration: st.Duration, CacheHit: st.CacheHit, Edits: st.Edits,
+			Rewrite: st.Rewrite, Deferred: st.Deferred,
 		})
 	}
 	ex.SignatureRecoveries, ex.CrossModelDropped = res.Repair.Recovered(), res.Repair.CrossModel
@@ -198,6 +200,8 @@ func (s *Server) learn(c *compactor, out outbound, ex *Exchange) {
 	}
 	u := ex.Usage
 	if real := u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens; real > 0 {
+		c.pipe.LearnCache(ex.SessionID, compact.CacheUsage{Input: int(u.InputTokens), CacheRead: int(u.CacheReadInputTokens),
+			CacheWrite: int(u.CacheCreationInputTokens)}, ex.Start, out.cacheTTL)
 		if out.sizeBytes > 0 && !c.cfg.NoUsageScaling {
 			// Screened, never parsed: its size anchors the session's next estimate.
 			c.calibrator.SetSizeAnchor(ex.SessionID, out.sizeHeader, out.sizeBytes, int(real))
@@ -218,6 +222,14 @@ func (s *Server) learn(c *compactor, out outbound, ex *Exchange) {
 			c.sigs.PutToolSignature(id, ex.ToolUseSignatures[i])
 		}
 	}
+}
+
+// SessionCache reports what the engine knows of a session's prompt cache.
+func (s *Server) SessionCache(session string) (compact.CacheState, bool) {
+	if c := s.comp.Load(); c != nil {
+		return c.pipe.Cache(session)
+	}
+	return compact.CacheState{}, false
 }
 
 // SignatureCacheStats reports the signature cache's sizes and recovery

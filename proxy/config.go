@@ -75,6 +75,13 @@ type CompactionConfig struct {
 	NoToolLoopRecovery bool // enable_tool_loop_recovery off: dropped signatures are not restored
 	NoCrossModelChecks bool // enable_cross_model_checks off
 	NoUsageScaling     bool // enable_usage_scaling off: no calibration against real usage
+
+	// NoCacheAware runs the lossy steps on pressure alone (compaction.cache_aware off);
+	// ForceRatio is the pressure above which they run whatever the cache (0 = 0.85), and
+	// PaybackRequests the requests a step's savings are counted over (0 = 10).
+	NoCacheAware    bool
+	ForceRatio      float64
+	PaybackRequests int
 }
 
 const (

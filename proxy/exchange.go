@@ -204,6 +204,10 @@ type CompactionStep struct {
 	// Edits is what the step changed (the ledger): which message or block, how, and the
 	// tokens on each side.
 	Edits []compact.Edit
+	// Rewrite is how many tokens the step made the upstream write to its prompt cache again;
+	// Deferred, when set, says why the step waited for the cache instead (nothing changed).
+	Rewrite  int
+	Deferred string
 }
 
 // Steps the proxy records around the engine's, for the last attempt.

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -132,6 +133,8 @@ type outbound struct {
 	// anchors the session's next estimate on them.
 	sizeBytes  int
 	sizeHeader uint64
+	// cacheTTL is how long the upstream keeps the prompt cache the request writes.
+	cacheTTL time.Duration
 }
 
 // prepare runs the compaction stage on a request for a model reply and returns what the
@@ -164,7 +167,7 @@ func (s *Server) compactFor(r *http.Request, cfg *Config, comp *compactor, ex *E
 	if e != nil {
 		return out, e
 	}
-	out.modelSpan, out.sizeBytes = out.peek.ModelSpan, 0
+	out.modelSpan, out.sizeBytes, out.cacheTTL = out.peek.ModelSpan, 0, cacheTTL(out.source.buf, out.peek)
 	if out.screened && out.peek.Messages.Images == 0 { // images count by their pixels, not their bytes
 		src := out.source.buf
 		out.sizeBytes, out.sizeHeader = len(src), comp.calibrator.HeaderHash(out.peek.SystemSpan.Of(src), out.peek.ToolsSpan.Of(src))
@@ -177,6 +180,22 @@ func (s *Server) compactFor(r *http.Request, cfg *Config, comp *compactor, ex *E
 	}
 	return out, nil
 }
+
+// cacheTTL reads the TTL of the prompt cache a Messages request writes: an hour when a
+// cache_control breakpoint asks for "1h", else 5 minutes. Breakpoints sit on the system prompt,
+// the tools and the last messages (the prefix to cache ends there), so only those are read,
+// not the whole body.
+func cacheTTL(body []byte, p anthropic.Peek) time.Duration {
+	tail := body[max(0, len(body)-cacheTTLTail):]
+	for _, part := range [][]byte{p.SystemSpan.Of(body), p.ToolsSpan.Of(body), tail} {
+		if bytes.Contains(part, []byte(`"1h"`)) && bytes.Contains(part, []byte(`"ttl"`)) {
+			return compact.LongCacheTTL
+		}
+	}
+	return compact.DefaultCacheTTL
+}
+
+const cacheTTLTail = 16 << 10
 
 // retarget makes out fit tg, an attempt's target: compacted again when it differs from what out
 // was compacted (or screened) for. A request screened on the client's own body is translated

@@ -272,6 +272,19 @@ func (c *Calibrator) SetSizeAnchor(session string, header uint64, bytes, real in
 	c.putAnchor(&anchor{session: session, header: header, real: real, bytes: bytes})
 }
 
+// anchorOf returns session's anchor (nil when none).
+func (c *Calibrator) anchorOf(session string) *anchor {
+	if session == "" {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.anchors[session]; ok {
+		return el.Value.(*anchor)
+	}
+	return nil
+}
+
 // SetAnchor records that r, as forwarded for session, really cost real input
 // tokens (all three usage fields summed).
 func (c *Calibrator) SetAnchor(session string, r *anthropic.Request, real int) {

@@ -106,38 +106,69 @@ func (l *Layer1) Apply(r *anthropic.Request, session string, over func(*anthropi
 // Under steady pressure the forwarded prefix so changes every KeepRounds
 // requests, not every request. urgent nil means never urgent.
 func (l *Layer1) ApplyInSteps(r *anthropic.Request, session string, over, urgent func(*anthropic.Request) bool) int {
+	p := l.plan(r, session, over, urgent)
+	return l.commit(r, session, p, p.move)
+}
+
+// l1Plan is what Layer 1 would do to a request, before anything is committed: the messages
+// with the remembered boundary held, and with it moved.
+type l1Plan struct {
+	rounds      []round
+	held, moved []anthropic.Message
+	heldCut     int
+	cut         int  // the cut a move makes
+	move        bool // the boundary rule asks for a move
+}
+
+func (l *Layer1) plan(r *anthropic.Request, session string, over, urgent func(*anthropic.Request) bool) l1Plan {
 	rounds := findRounds(r.Messages)
 	maxCut := len(rounds) - l.KeepRounds
+	p := l1Plan{rounds: rounds, held: r.Messages, moved: r.Messages}
 	if maxCut <= 0 {
-		return 0
+		return p
 	}
-	cut := 0
 	if session != "" {
 		if id, ok := l.boundary.get(session); ok {
 			for i, rd := range rounds[:maxCut+1] {
 				if rd.firstID == id {
-					cut = i
+					p.heldCut = i
 					break
 				}
 			}
 		}
 	}
-	orig := r.Messages
-	if cut > 0 {
-		r.Messages = removeRounds(orig, rounds[:cut])
+	if p.heldCut > 0 {
+		p.held = removeRounds(r.Messages, rounds[:p.heldCut])
 	}
-	move := cut == 0 || over == nil || over(r)
-	if move && cut > 0 && urgent != nil && maxCut-cut < l.KeepRounds && !urgent(r) {
-		move = false // over, but not by enough rounds to be worth a cache break yet
+	p.moved, p.cut = p.held, p.heldCut
+	held := *r
+	held.Messages = p.held
+	p.move = p.heldCut == 0 || over == nil || over(&held)
+	if p.move && p.heldCut > 0 && urgent != nil && maxCut-p.heldCut < l.KeepRounds && !urgent(&held) {
+		p.move = false // over, but not by enough rounds to be worth a cache break yet
 	}
+	if p.move {
+		p.cut = maxCut
+		p.moved = removeRounds(r.Messages, rounds[:maxCut])
+	}
+	return p
+}
+
+// commit applies a plan to r, moved or held, remembers the boundary and returns the rounds
+// removed.
+func (l *Layer1) commit(r *anthropic.Request, session string, p l1Plan, move bool) int {
+	cut := p.heldCut
+	r.Messages = p.held
 	if move {
-		cut = maxCut
-		r.Messages = removeRounds(orig, rounds[:cut])
+		cut, r.Messages = p.cut, p.moved
 	}
-	if session != "" {
-		l.boundary.put(session, rounds[cut].firstID)
+	if len(p.rounds) == 0 || len(p.rounds) <= l.KeepRounds {
+		return 0
 	}
-	return removedCount(rounds[:cut])
+	if session != "" && (cut > 0 || move) {
+		l.boundary.put(session, p.rounds[cut].firstID)
+	}
+	return removedCount(p.rounds[:cut])
 }
 
 func removedCount(rs []round) int {

@@ -18,14 +18,19 @@ var elidedThinkingJSON = anthropic.Quote(elidedThinking)
 // and the chain stays intact. Unsigned thinking is left alone (it was not
 // issued by the upstream, so nothing vouches for an edited copy). It returns
 // the number of blocks elided.
-func ElideThinking(r *anthropic.Request, protect int) int {
+func ElideThinking(r *anthropic.Request, protect int) int { return elideThinking(r, protect, -1) }
+
+// elideThinking is ElideThinking limited, when bound ≥ 0, to the messages received before
+// index bound: the elision a previous request already forwarded, which keeps the prefix the
+// prompt cache holds.
+func elideThinking(r *anthropic.Request, protect, bound int) int {
 	if protect <= 0 {
 		protect = DefaultProtectLastMessages
 	}
 	n := 0
 	for i := 0; i < len(r.Messages)-protect; i++ {
 		m := &r.Messages[i]
-		if m.Role != "assistant" || m.IsString {
+		if m.Role != "assistant" || m.IsString || (bound >= 0 && (m.Index() < 0 || m.Index() >= bound)) {
 			continue
 		}
 		var out []anthropic.Block
@@ -48,6 +53,19 @@ func ElideThinking(r *anthropic.Request, protect int) int {
 		}
 	}
 	return n
+}
+
+// elisionBound is the bound of the elision ElideThinking made on r: one past the last
+// received message it may have touched.
+func elisionBound(r *anthropic.Request, protect int) int {
+	if protect <= 0 {
+		protect = DefaultProtectLastMessages
+	}
+	bound := 0
+	for i := 0; i < len(r.Messages)-protect; i++ {
+		bound = max(bound, r.Messages[i].Index()+1)
+	}
+	return bound
 }
 
 // Purify removes thinking and redacted_thinking blocks from every message,

@@ -59,6 +59,8 @@ type Options struct {
 	Repair     RepairOptions
 	// Logger receives the [Layer-N] lines and signature recoveries; nil = discard.
 	Logger *slog.Logger
+	// Cache schedules the lossy steps around the session's prompt cache (cache.go).
+	Cache CacheOptions
 }
 
 // Pipeline runs tool-result compression, purification and Layers 1–3. It is
@@ -69,6 +71,10 @@ type Pipeline struct {
 	comp  *Compressor
 	l1    *Layer1
 	l3    *Layer3
+	// cache is each session's prompt cache as its replies showed it; elided the bound of the
+	// Layer-2 elision its last forwarded request carried.
+	cache  *memo[CacheState]
+	elided *memo[int]
 }
 
 // NewPipeline returns a Pipeline; invalid thresholds fall back to the defaults.
@@ -95,8 +101,10 @@ func NewPipeline(o Options) *Pipeline {
 	if o.NoCalibration {
 		raw = NewCalibrator(CalibratorOptions{Estimator: o.Calibrator.opts.Estimator})
 	}
+	o.Cache = o.Cache.withDefaults()
 	return &Pipeline{o: o, count: raw, comp: NewCompressor(o.Compressor),
-		l1: NewLayer1(o.KeepToolRounds, o.Sessions), l3: NewLayer3(o.Summarizer, o.Sessions)}
+		l1: NewLayer1(o.KeepToolRounds, o.Sessions), l3: NewLayer3(o.Summarizer, o.Sessions),
+		cache: newMemo[CacheState](o.Sessions), elided: newMemo[int](o.Sessions)}
 }
 
 // Input is one request to compact.
@@ -121,6 +129,11 @@ type Stats struct {
 	Items        int // rounds removed, thinking blocks elided, tool results compressed, messages summarised
 	Duration     time.Duration
 	CacheHit     bool // Layer 3: summary reused
+	// Rewrite is how many tokens the step made the upstream write to its prompt cache again
+	// (estimated; 0 when the cache was cold). Deferred, when set, says why the step waited
+	// instead (it then changed nothing).
+	Rewrite  int
+	Deferred string
 	// Edits is what the step changed, message by message (the ledger).
 	Edits []Edit
 }
@@ -173,14 +186,12 @@ func (p *Pipeline) Run(ctx context.Context, in Input) (Result, error) {
 		})
 	}
 	if r.above(th.L1) {
-		r.step(Layer1Trim, func() (int, bool, error) {
-			return p.l1.ApplyInSteps(req, in.Session, r.over(th.L1), r.over(th.L2)), false, nil
-		})
+		r.step(Layer1Trim, r.trim)
 	}
 	if r.above(th.L2) {
-		r.step(Layer2Thinking, func() (int, bool, error) { return ElideThinking(req, p.o.ProtectLastMessages), false, nil })
+		r.step(Layer2Thinking, r.elide)
 	}
-	if r.above(th.L3) && !summaryRequest {
+	if r.above(th.L3) && !summaryRequest && !r.deferSummary(orig) {
 		if err := r.summarize(ctx, orig); err != nil {
 			return r.res, err
 		}
@@ -202,6 +213,10 @@ type run struct {
 	res   Result
 	cur   Tokens // pressure after the last step that changed the request
 	snap  snapshot
+	cache *cachePlan // nil: every step runs on pressure alone (no warm cache, or scheduling off)
+	cold  bool       // the session's cache was seen and has gone cold
+	// rewrite is what the step running re-writes in the cache, for its Stats.
+	rewrite int
 }
 
 func (p *Pipeline) newRun(in Input, req *anthropic.Request) *run {
@@ -216,8 +231,120 @@ func (p *Pipeline) newRun(in Input, req *anthropic.Request) *run {
 	}
 	r.res.Before, r.res.profile = r.count(req)
 	r.cur = r.res.Before
+	st, seen := p.cache.get(in.Session)
+	r.cold = seen && !p.o.Cache.Off && !st.Warm(p.o.Now())
+	if seen && !p.o.Cache.Off && st.Warm(p.o.Now()) {
+		r.cache = &cachePlan{o: p.o.Cache, warm: true, left: st.Left(p.o.Now()), factor: 1,
+			prev: p.o.Calibrator.anchorOf(in.Session)}
+		if !p.o.NoCalibration {
+			r.cache.factor = p.o.Calibrator.Factor(r.res.family)
+		}
+	}
 	return r
 }
+
+// deferring reports whether a lossy step must pay for the cache re-write it causes: the cache
+// is warm and the pressure below the force ratio.
+func (r *run) deferring() bool { return r.cache != nil && !r.above(r.p.o.Cache.ForceRatio) }
+
+// profileOf profiles the request with msgs as its messages.
+func (r *run) profileOf(msgs []anthropic.Message) *Profile {
+	tmp := *r.req
+	tmp.Messages = msgs
+	return r.p.count.Profile(&tmp)
+}
+
+// deferStep records a step that waits for the cache to go cold.
+func (r *run) deferStep(layer Layer, saves, rewrite int) {
+	reason := r.cache.deferral(saves, rewrite)
+	r.res.Stats = append(r.res.Stats, Stats{Layer: layer, TokensBefore: r.cur.Calibrated, TokensAfter: r.cur.Calibrated, Deferred: reason})
+	r.p.o.Logger.Info("["+string(layer)+"] "+reason, "session", r.in.Session, "model", r.model)
+}
+
+// trim is Layer 1. A boundary move that does not pay for its cache re-write waits; the
+// remembered boundary is held meanwhile, so the prefix stays what the cache holds.
+func (r *run) trim() (int, bool, error) {
+	p, req, session := r.p, r.req, r.in.Session
+	th := p.o.Thresholds
+	urgent := r.over(th.L2)
+	if r.cold {
+		urgent = nil // the prefix is written again anyway: a pending move costs nothing now
+	}
+	plan := p.l1.plan(req, session, r.over(th.L1), urgent)
+	move := plan.move
+	if move && r.deferring() {
+		held, moved := r.profileOf(plan.held), r.profileOf(plan.moved)
+		ok, rewrite := r.cache.pays(held, moved)
+		if !ok {
+			move = false
+			r.deferStep(Layer1Trim, int((held.Raw()-moved.Raw())*r.cache.factor+0.5), rewrite)
+		} else {
+			r.rewrite = rewrite
+		}
+	}
+	return p.l1.commit(req, session, plan, move), false, nil
+}
+
+// elide is Layer 2. Eliding further than the last forwarded request did changes messages the
+// cache holds; while it does not pay for that, the elision stays where it was.
+func (r *run) elide() (int, bool, error) {
+	p, req, session := r.p, r.req, r.in.Session
+	protect := p.o.ProtectLastMessages
+	if !r.deferring() || session == "" {
+		n := ElideThinking(req, protect)
+		if session != "" {
+			p.elided.put(session, elisionBound(req, protect))
+		}
+		return n, false, nil
+	}
+	bound, _ := p.elided.get(session)
+	full, held := req.Clone(), req.Clone()
+	nFull, nHeld := ElideThinking(full, protect), elideThinking(held, protect, bound)
+	if nFull > nHeld {
+		heldP, fullP := r.profileOf(held.Messages), r.profileOf(full.Messages)
+		ok, rewrite := r.cache.pays(heldP, fullP)
+		if !ok {
+			req.Messages = held.Messages
+			r.deferStep(Layer2Thinking, int((heldP.Raw()-fullP.Raw())*r.cache.factor+0.5), rewrite)
+			return nHeld, false, nil
+		}
+		r.rewrite = rewrite
+	}
+	req.Messages = full.Messages
+	p.elided.put(session, elisionBound(req, protect))
+	return nFull, false, nil
+}
+
+// deferSummary reports whether a new Layer-3 summary waits: a fork re-writes everything after
+// the system prompt, so while the cache is warm it runs only when the smaller request it leaves
+// pays for that. The fork's size is estimated before any summary call is made: the verbatim
+// tail plus a summary the size of the session's last one (or summaryTokensGuess).
+func (r *run) deferSummary(orig []anthropic.Message) bool {
+	if !r.deferring() {
+		return false
+	}
+	cur := r.res.profile
+	e := r.p.count.opts.Estimator
+	summary := float64(summaryTokensGuess)
+	if entry, ok := r.p.l3.cache.get(r.in.Session); ok {
+		summary = float64(len(entry.summary)) / 4
+	}
+	tail := 0.0
+	for i := tailStart(orig); i < len(orig); i++ {
+		tail += e.Message(&orig[i])
+	}
+	f := r.cache.factor
+	after := (cur.fixed + summary + tail) * f
+	before := cur.Raw() * f
+	if r.cache.cost(after, after-cur.fixed*f) <= r.cache.cost(before, r.cache.rewrite(cur)*f) {
+		return false
+	}
+	r.deferStep(Layer3Summary, int(before-after+0.5), int(after-cur.fixed*f+0.5))
+	return true
+}
+
+// summaryTokensGuess is the size of a summary not written yet, for deciding whether to write one.
+const summaryTokensGuess = 2000
 
 // count estimates req for this run's session and model family.
 func (r *run) count(req *anthropic.Request) (Tokens, *Profile) {
@@ -240,7 +367,7 @@ func (r *run) over(t float64) func(*anthropic.Request) bool {
 // request again, records Stats and logs the [Layer] line.
 func (r *run) step(layer Layer, apply func() (items int, hit bool, err error)) error {
 	start := r.p.o.Now()
-	r.snap = takeSnapshot(r.snap, r.req.Messages)
+	r.snap, r.rewrite = takeSnapshot(r.snap, r.req.Messages), 0
 	items, hit, err := apply()
 	if err != nil || items == 0 {
 		return err
@@ -248,7 +375,8 @@ func (r *run) step(layer Layer, apply func() (items int, hit bool, err error)) e
 	after, prof := r.count(r.req)
 	st := Stats{Layer: layer, TokensBefore: r.cur.Calibrated, TokensAfter: after.Calibrated,
 		RawBefore: r.cur.Raw, RawAfter: after.Raw, Items: items, Duration: r.p.o.Now().Sub(start), CacheHit: hit,
-		Edits: diffStep(layer, r.snap, r.req.Messages)}
+		Edits: diffStep(layer, r.snap, r.req.Messages), Rewrite: r.rewrite}
+	r.rewrite = 0
 	r.res.Stats = append(r.res.Stats, st)
 	r.p.o.Logger.Info("["+string(layer)+"] "+layerVerb[layer], "session", r.in.Session, "model", r.model, "items", items,
 		"tokens_before", st.TokensBefore, "tokens_after", st.TokensAfter, "raw_before", st.RawBefore, "raw_after", st.RawAfter,
