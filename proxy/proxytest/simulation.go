@@ -1,0 +1,49 @@
+package proxytest
+
+// Simulation is what an Upstream models of the real API beyond its script. The zero value
+// models nothing: replies carry the scripted Message's usage, as they always did.
+type Simulation struct {
+	// CountTokens makes the upstream count each request with CountTokens: a reply's
+	// usage.input_tokens is that count (the scripted output_tokens stay), and
+	// /v1/messages/count_tokens answers it.
+	CountTokens bool
+}
+
+// counting reports whether the upstream counts requests at all.
+func (s Simulation) counting() bool { return s.CountTokens }
+
+// SetSimulation sets what the upstream simulates for the requests that arrive from now on.
+func (u *Upstream) SetSimulation(s Simulation) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.sim = s
+}
+
+func (u *Upstream) simulation() Simulation {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.sim
+}
+
+// noteTokens records the upstream's count of a request and the usage it reported.
+func (u *Upstream) noteTokens(rec *Received, tokens int, usage *Usage) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	rec.Tokens = tokens
+	if usage != nil {
+		rec.Usage = usage
+	}
+}
+
+// withUsage is a copy of m reporting usage: a new Message, since a served one is never mutated
+// (its rendering is cached per pointer).
+func (m *Message) withUsage(usage Usage) *Message {
+	c := *m
+	c.Usage = usage
+	return &c
+}
+
+// usage is what a reply to p reports: the scripted output, the simulated input.
+func (s Simulation) usage(p *prompt, scripted Usage) Usage {
+	return Usage{InputTokens: p.tokens(), OutputTokens: scripted.OutputTokens}
+}
