@@ -1,5 +1,7 @@
 package proxytest
 
+import "fmt"
+
 // Simulation is what an Upstream models of the real API beyond its script. The zero value
 // models nothing: replies carry the scripted Message's usage, as they always did.
 type Simulation struct {
@@ -7,10 +9,15 @@ type Simulation struct {
 	// usage.input_tokens is that count (the scripted output_tokens stay), and
 	// /v1/messages/count_tokens answers it.
 	CountTokens bool
+	// Caching simulates the prompt cache (implies CountTokens): a reply's usage splits the
+	// count into input_tokens, cache_read_input_tokens and cache_creation_input_tokens, and a
+	// request with more than 4 cache_control blocks is refused as the API refuses it. nil = no
+	// cache.
+	Caching *CacheSim
 }
 
 // counting reports whether the upstream counts requests at all.
-func (s Simulation) counting() bool { return s.CountTokens }
+func (s Simulation) counting() bool { return s.CountTokens || s.Caching != nil }
 
 // SetSimulation sets what the upstream simulates for the requests that arrive from now on.
 func (u *Upstream) SetSimulation(s Simulation) {
@@ -45,5 +52,16 @@ func (m *Message) withUsage(usage Usage) *Message {
 
 // usage is what a reply to p reports: the scripted output, the simulated input.
 func (s Simulation) usage(p *prompt, scripted Usage) Usage {
+	if s.Caching != nil {
+		return s.Caching.use(p, scripted.OutputTokens)
+	}
 	return Usage{InputTokens: p.tokens(), OutputTokens: scripted.OutputTokens}
+}
+
+// refusal is the API's 400 message for a request the simulation refuses, or "".
+func (s Simulation) refusal(p *prompt) string {
+	if n := p.breakpoints(); s.Caching != nil && n > maxBreakpoints {
+		return fmt.Sprintf("A maximum of %d blocks with cache_control may be provided. Found %d.", maxBreakpoints, n)
+	}
+	return ""
 }

@@ -334,6 +334,12 @@ func (u *Upstream) serveMessages(w http.ResponseWriter, r *http.Request, body []
 			return
 		}
 		u.noteTokens(rec, p.tokens(), nil)
+		if msg := sim.refusal(p); msg != "" {
+			id := nextRequestID()
+			setBaseHeaders(w.Header(), id)
+			writeError(w, http.StatusBadRequest, "invalid_request_error", msg, id)
+			return
+		}
 	}
 	rep := u.next()
 	if p != nil && rep.Body == nil && rep.Message != nil {
