@@ -14,10 +14,15 @@ type Simulation struct {
 	// request with more than 4 cache_control blocks is refused as the API refuses it. nil = no
 	// cache.
 	Caching *CacheSim
+	// Window is the model's context window (implies CountTokens): a request counted above it
+	// is refused before any reply starts, with the API's 400 invalid_request_error "prompt is
+	// too long: N tokens > M maximum". 0 = no window. (The API also refuses input plus
+	// max_tokens beyond the window; that is not modelled.)
+	Window int
 }
 
 // counting reports whether the upstream counts requests at all.
-func (s Simulation) counting() bool { return s.CountTokens || s.Caching != nil }
+func (s Simulation) counting() bool { return s.CountTokens || s.Caching != nil || s.Window > 0 }
 
 // SetSimulation sets what the upstream simulates for the requests that arrive from now on.
 func (u *Upstream) SetSimulation(s Simulation) {
@@ -60,8 +65,19 @@ func (s Simulation) usage(p *prompt, scripted Usage) Usage {
 
 // refusal is the API's 400 message for a request the simulation refuses, or "".
 func (s Simulation) refusal(p *prompt) string {
+	if n := p.tokens(); s.Window > 0 && n > s.Window {
+		return PromptTooLong(n, s.Window)
+	}
 	if n := p.breakpoints(); s.Caching != nil && n > maxBreakpoints {
 		return fmt.Sprintf("A maximum of %d blocks with cache_control may be provided. Found %d.", maxBreakpoints, n)
 	}
 	return ""
+}
+
+// PromptTooLong is the message of Anthropic's 400 invalid_request_error for a prompt of tokens
+// beyond a window of maximum, as the API words it (seen in client reports: "prompt is too long:
+// 219898 tokens > 200000 maximum", the body {"type":"error","error":{"type":
+// "invalid_request_error","message":…},"request_id":…}).
+func PromptTooLong(tokens, maximum int) string {
+	return fmt.Sprintf("prompt is too long: %d tokens > %d maximum", tokens, maximum)
 }

@@ -285,3 +285,64 @@ func stringField(fields map[string]json.RawMessage, name string) string {
 	json.Unmarshal(fields[name], &s) //nolint:errcheck // a missing or non-string member counts as ""
 	return s
 }
+
+// CountChatTokens is the scripted Chat upstream's count of a Chat Completions request, by the
+// same rules as CountTokens: every message's text parts, name, reasoning and tool calls (name
+// and arguments), every tool's function definition, and the framing overheads.
+func CountChatTokens(body []byte) (int, error) {
+	var req struct {
+		Messages []struct {
+			Content   json.RawMessage `json:"content"`
+			Name      string          `json:"name"`
+			Reasoning string          `json:"reasoning_content"`
+			ToolCalls []struct {
+				Function struct{ Name, Arguments string } `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"messages"`
+		Tools []struct {
+			Function json.RawMessage `json:"function"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return 0, fmt.Errorf("parse request: %w", err)
+	}
+	n := requestTokens
+	for _, m := range req.Messages {
+		n += messageTokens + chatContentTokens(m.Content) + textTokens(m.Name) + textTokens(m.Reasoning)
+		for _, c := range m.ToolCalls {
+			n += blockTokens + textTokens(c.Function.Name) + textTokens(c.Function.Arguments)
+		}
+	}
+	for _, t := range req.Tools {
+		n += toolTokens + jsonTokens(t.Function)
+	}
+	return n, nil
+}
+
+// chatContentTokens counts a Chat message's content: a string, or parts.
+func chatContentTokens(raw json.RawMessage) int {
+	var s string
+	if len(raw) == 0 || json.Unmarshal(raw, &s) == nil {
+		return textTokens(s)
+	}
+	var parts []map[string]json.RawMessage
+	if json.Unmarshal(raw, &parts) != nil {
+		return jsonTokens(raw)
+	}
+	n := 0
+	for _, p := range parts {
+		n += blockTokens
+		switch stringField(p, "type") {
+		case "text":
+			n += textTokens(stringField(p, "text"))
+		case "image_url":
+			n += imageTokens
+		case "file", "input_audio":
+			n += documentTokens
+		default:
+			b, _ := json.Marshal(p)
+			n += jsonTokens(b)
+		}
+	}
+	return n
+}

@@ -56,6 +56,7 @@ type Received struct {
 	Canceled bool
 	// Tokens is the upstream's count of a /v1/messages request (CountTokens) and Usage the
 	// usage its reply reported, when the upstream simulates (SetSimulation); else 0 and nil.
+	// The Chat upstream records its count (CountChatTokens) when it has a window.
 	Tokens int
 	Usage  *Usage
 }
