@@ -62,13 +62,13 @@ type cacheEntry struct {
 
 // CacheTally adds up the usage a CacheSim reported.
 type CacheTally struct {
-	Requests int // replies served
-	Hits     int // replies that read a cached prefix
-	Uncached int // input_tokens
-	Reads    int // cache_read_input_tokens
-	Writes5m int // cache_creation_input_tokens written for 5 minutes
-	Writes1h int // cache_creation_input_tokens written for an hour
-	Output   int // output_tokens
+	Requests int `json:"requests"`  // replies served
+	Hits     int `json:"hits"`      // replies that read a cached prefix
+	Uncached int `json:"uncached"`  // input_tokens
+	Reads    int `json:"reads"`     // cache_read_input_tokens
+	Writes5m int `json:"writes_5m"` // cache_creation_input_tokens written for 5 minutes
+	Writes1h int `json:"writes_1h"` // cache_creation_input_tokens written for an hour
+	Output   int `json:"output"`    // output_tokens
 }
 
 // Writes is every cache_creation_input_tokens.
