@@ -38,6 +38,23 @@ type ChatUpstream struct {
 	def      ChatReply
 	recs     []Received // the last maxRecords requests
 	rejected int
+	window   int
+}
+
+// SetWindow gives the model a context window of tokens, counted by CountChatTokens: a valid
+// request above it is refused with OpenAI's 400 context_length_exceeded (not counted in
+// Rejected: it is a well-formed request). 0 = no window.
+func (u *ChatUpstream) SetWindow(tokens int) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.window = tokens
+}
+
+// ContextLengthExceeded is the message of OpenAI's 400 context_length_exceeded (type
+// invalid_request_error, param "messages") for a prompt of tokens beyond a window of
+// maximum, as the API words it in client reports.
+func ContextLengthExceeded(tokens, maximum int) string {
+	return fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.", maximum, tokens)
 }
 
 // ChatReply scripts one answer: Body as-is when set (application/json,
@@ -208,10 +225,19 @@ func (u *ChatUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u.mu.Lock()
+	window := u.window
+	u.mu.Unlock()
+	tokens := 0
+	if window > 0 {
+		if n, err := CountChatTokens(body); err == nil { // a body it cannot read is refused below
+			tokens = n
+		}
+	}
+	u.mu.Lock()
 	if len(u.recs) >= maxRecords {
 		u.recs = u.recs[1:]
 	}
-	u.recs = append(u.recs, Received{Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery, Header: r.Header.Clone(), Body: body})
+	u.recs = append(u.recs, Received{Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery, Header: r.Header.Clone(), Body: body, Tokens: tokens})
 	u.mu.Unlock()
 
 	w.Header().Set("X-Request-Id", nextRequestID())
@@ -235,6 +261,10 @@ func (u *ChatUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if msg, code, param := validateChatRequest(&req); msg != "" {
 		u.reject(w, http.StatusBadRequest, code, param, msg)
+		return
+	}
+	if window > 0 && tokens > window {
+		writeResponsesError(w, http.StatusBadRequest, "context_length_exceeded", "messages", ContextLengthExceeded(tokens, window))
 		return
 	}
 	rep := u.next()

@@ -50,6 +50,14 @@ type Usage struct {
 	OutputTokens             int `json:"output_tokens"`
 	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+	// CacheCreation splits CacheCreationInputTokens by TTL; sent only when not zero.
+	CacheCreation CacheCreation `json:"cache_creation,omitzero"`
+}
+
+// CacheCreation is usage.cache_creation: the tokens written to the cache, by TTL.
+type CacheCreation struct {
+	Ephemeral5m int `json:"ephemeral_5m_input_tokens"`
+	Ephemeral1h int `json:"ephemeral_1h_input_tokens"`
 }
 
 // DefaultModel is used when a Message has no Model.
@@ -144,10 +152,11 @@ func (m *Message) render() *rendered {
 
 // Wire shapes. Structs (not maps) keep the field order of the real API.
 type wireUsage struct {
-	InputTokens              int `json:"input_tokens"`
-	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
-	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
-	OutputTokens             int `json:"output_tokens"`
+	InputTokens              int           `json:"input_tokens"`
+	CacheCreationInputTokens int           `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int           `json:"cache_read_input_tokens"`
+	CacheCreation            CacheCreation `json:"cache_creation,omitzero"`
+	OutputTokens             int           `json:"output_tokens"`
 }
 
 type wireMessage struct {
@@ -265,6 +274,7 @@ func (m *Message) build() *rendered {
 		InputTokens:              m.Usage.InputTokens,
 		CacheCreationInputTokens: m.Usage.CacheCreationInputTokens,
 		CacheReadInputTokens:     m.Usage.CacheReadInputTokens,
+		CacheCreation:            m.Usage.CacheCreation,
 		OutputTokens:             m.Usage.OutputTokens,
 	}
 

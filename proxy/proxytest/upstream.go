@@ -44,6 +44,7 @@ type Upstream struct {
 	gate         chan struct{} // stalled handlers wait on it; Release closes it
 	gateOpen     bool
 	closed       bool
+	sim          Simulation
 }
 
 // Received is one request as the upstream saw it.
@@ -53,6 +54,11 @@ type Received struct {
 	Body                   []byte // nil when SetRecordBodies(false)
 	// Canceled is set if the client hung up while the handler was still running.
 	Canceled bool
+	// Tokens is the upstream's count of a /v1/messages request (CountTokens) and Usage the
+	// usage its reply reported, when the upstream simulates (SetSimulation); else 0 and nil.
+	// The Chat upstream records its count (CountChatTokens) when it has a window.
+	Tokens int
+	Usage  *Usage
 }
 
 // Reply scripts one response to POST /v1/messages.
@@ -218,11 +224,9 @@ func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	switch {
 	case r.URL.Path == "/v1/messages" && r.Method == http.MethodPost:
-		u.serveMessages(w, r, body)
+		u.serveMessages(w, r, body, rec)
 	case r.URL.Path == "/v1/messages/count_tokens" && r.Method == http.MethodPost:
-		setBaseHeaders(w.Header(), nextRequestID())
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"input_tokens":` + strconv.Itoa(max(1, len(body)/4)) + `}`))
+		u.serveCountTokens(w, body)
 	case r.URL.Path == "/v1/models" && r.Method == http.MethodGet:
 		setBaseHeaders(w.Header(), nextRequestID())
 		w.Header().Set("Content-Type", "application/json")
@@ -302,9 +306,49 @@ func (u *Upstream) next() Reply {
 
 var builtinMessage = TextMessage(DefaultModel, "Hello from proxytest.")
 
-func (u *Upstream) serveMessages(w http.ResponseWriter, r *http.Request, body []byte) {
+// serveCountTokens answers /v1/messages/count_tokens: the tokenizer's count when the upstream
+// simulates, else a quarter of the body's bytes.
+func (u *Upstream) serveCountTokens(w http.ResponseWriter, body []byte) {
+	id := nextRequestID()
+	setBaseHeaders(w.Header(), id)
+	n := max(1, len(body)/4)
+	if u.simulation().counting() {
+		var err error
+		if n, err = CountTokens(body); err != nil {
+			writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error(), id)
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write([]byte(`{"input_tokens":` + strconv.Itoa(n) + `}`))
+}
+
+func (u *Upstream) serveMessages(w http.ResponseWriter, r *http.Request, body []byte, rec *Received) {
 	ctx := r.Context()
+	sim := u.simulation()
+	var p *prompt
+	if sim.counting() {
+		var err error
+		if p, err = parsePrompt(body); err != nil {
+			id := nextRequestID()
+			setBaseHeaders(w.Header(), id)
+			writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error(), id)
+			return
+		}
+		u.noteTokens(rec, p.tokens(), nil)
+		if msg := sim.refusal(p); msg != "" {
+			id := nextRequestID()
+			setBaseHeaders(w.Header(), id)
+			writeError(w, http.StatusBadRequest, "invalid_request_error", msg, id)
+			return
+		}
+	}
 	rep := u.next()
+	if p != nil && rep.Body == nil && rep.Message != nil {
+		usage := sim.usage(p, rep.Message.Usage)
+		rep.Message = rep.Message.withUsage(usage)
+		u.noteTokens(rec, p.tokens(), &usage)
+	}
 	if rep.FirstByteDelay > 0 && !u.sleep(ctx, rep.FirstByteDelay) {
 		return
 	}

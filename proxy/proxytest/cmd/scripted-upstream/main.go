@@ -14,6 +14,11 @@
 //
 // With -agent, requests that offer tools are answered by a stand-in model that calls them in
 // turn and then answers in text (agent.go), so a tool loop needs no scripting from outside.
+//
+// The Anthropic upstream can simulate the real API's accounting (proxytest.Simulation):
+// -count-tokens reports input usage from its own tokenizer, -cache-ttl 5m simulates prompt
+// caching (GET /scripted/cache lists what it billed), -window N refuses prompts counted above N
+// tokens with "prompt is too long" (and the Chat upstream with context_length_exceeded).
 package main
 
 import (
@@ -41,14 +46,25 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:9099", "loopback address to listen on")
 	gap := flag.Duration("gap", 50*time.Millisecond, "pause between streamed events")
 	agent := flag.Bool("agent", false, "answer requests that offer tools with calls to them in turn, then text")
+	var sim simulation
+	flag.BoolVar(&sim.countTokens, "count-tokens", false, "report Anthropic input usage from the upstream's own tokenizer")
+	flag.DurationVar(&sim.cacheTTL, "cache-ttl", 0, `simulate Anthropic prompt caching, a "5m" entry living this long after its last use (0 = off)`)
+	flag.IntVar(&sim.window, "window", 0, "refuse prompts counted above this many tokens, as the APIs do (0 = no window)")
 	flag.Parse()
-	if err := run(*addr, *gap, *agent); err != nil {
+	if err := run(*addr, *gap, *agent, sim); err != nil {
 		fmt.Fprintln(os.Stderr, "scripted-upstream:", err)
 		os.Exit(1)
 	}
 }
 
-func run(addr string, gap time.Duration, agent bool) error {
+// simulation is what the flags ask the upstreams to simulate.
+type simulation struct {
+	countTokens bool
+	cacheTTL    time.Duration
+	window      int
+}
+
+func run(addr string, gap time.Duration, agent bool, sim simulation) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("parse -addr: %w", err)
@@ -58,6 +74,7 @@ func run(addr string, gap time.Duration, agent bool) error {
 	}
 	ups := newUpstreams(gap, agent)
 	defer ups.Close()
+	ups.simulate(sim)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -94,6 +111,8 @@ type upstreams struct {
 	gemini    *proxytest.GeminiUpstream
 
 	memory responsesMemory // the agent's Responses conversations, for previous_response_id
+	cache  *proxytest.CacheSim
+	window int // the simulated window (0 = none): the agent scripts no reply to a refused request
 
 	mu      sync.Mutex
 	records []record
@@ -132,6 +151,16 @@ func newUpstreams(gap time.Duration, agent bool) *upstreams {
 	return u
 }
 
+// simulate sets what the Anthropic and Chat upstreams simulate of the real APIs.
+func (u *upstreams) simulate(sim simulation) {
+	u.window = sim.window
+	if sim.cacheTTL > 0 {
+		u.cache = &proxytest.CacheSim{TTL: sim.cacheTTL}
+	}
+	u.messages.SetSimulation(proxytest.Simulation{CountTokens: sim.countTokens, Caching: u.cache, Window: sim.window})
+	u.chat.SetWindow(sim.window)
+}
+
 // Close shuts every upstream down (they also listen on addresses of their own, unused here).
 func (u *upstreams) Close() {
 	u.messages.Close()
@@ -150,6 +179,7 @@ func (u *upstreams) Handler() http.Handler {
 	mux.Handle("/v1/responses", u.serve("openai-responses", u.responses, u.responsesAgent))
 	mux.Handle("/v1beta/", u.serve("gemini", u.gemini, u.geminiAgent))
 	mux.HandleFunc("GET /scripted/requests", u.list)
+	mux.HandleFunc("GET /scripted/cache", u.cacheTally)
 	// Anything else is recorded too, so a test sees where a request went that no upstream
 	// serves, and answered 404 in OpenAI's error shape (the one every SDK here reads).
 	mux.Handle("/", u.serve("none", http.HandlerFunc(notFound), nil))
@@ -187,12 +217,18 @@ func notFound(w http.ResponseWriter, r *http.Request) {
 }
 
 func (u *upstreams) messagesAgent(_ *http.Request, body []byte) {
+	if n, err := proxytest.CountTokens(body); u.window > 0 && err == nil && n > u.window {
+		return // refused as too long: a reply queued now would answer the next request
+	}
 	if rep, ok := messagesAgent(body, u.gap); ok {
 		u.messages.Enqueue(rep)
 	}
 }
 
 func (u *upstreams) chatAgent(_ *http.Request, body []byte) {
+	if n, err := proxytest.CountChatTokens(body); u.window > 0 && err == nil && n > u.window {
+		return // refused as too long, as above
+	}
 	if rep, ok := chatAgent(body, u.gap); ok {
 		u.chat.Enqueue(rep)
 	}
@@ -250,6 +286,31 @@ func (u *upstreams) list(w http.ResponseWriter, _ *http.Request) {
 	u.mu.Unlock()
 	if err != nil {
 		http.Error(w, "encode records: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(b) //nolint:errcheck // the client is gone if this fails
+}
+
+// cacheReport is what GET /scripted/cache answers: the simulated cache's tally, and its input
+// priced at Sonnet's list prices.
+type cacheReport struct {
+	Enabled bool `json:"enabled"` // false: -cache-ttl is off and the tally stays empty
+	proxytest.CacheTally
+	InputCostUSD         float64 `json:"input_cost_usd"`
+	EffectiveInputTokens float64 `json:"effective_input_tokens"` // the input cost in uncached tokens
+}
+
+func (u *upstreams) cacheTally(w http.ResponseWriter, _ *http.Request) {
+	rep := cacheReport{Enabled: u.cache != nil}
+	if u.cache != nil {
+		rep.CacheTally = u.cache.Tally()
+		prices := proxytest.SonnetPrices()
+		rep.InputCostUSD, rep.EffectiveInputTokens = prices.InputCost(rep.CacheTally), prices.EffectiveInput(rep.CacheTally)
+	}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		http.Error(w, "encode cache tally: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
