@@ -128,21 +128,23 @@ type cachePlan struct {
 	factor float64
 }
 
-// rewrite is how many tokens of a request, profiled as p, the cache does not hold: everything
-// after the first message that differs from the last forwarded request (all of it when the
-// system prompt or tools differ).
+// rewrite is how many tokens of a request, profiled as p, the cache does not hold. A cache
+// entry ends at a cache_control breakpoint, and clients mark the system prompt and the last
+// message (Claude Code does): a request that repeats the whole of the last forwarded one reads
+// it and writes only what it adds; one that changes any message of it reads the system prompt
+// and tools alone and writes every message again. The last forwarded message is compared by
+// position only: the client moves its breakpoint off it, which changes its bytes and not what
+// the cache holds.
 func (c *cachePlan) rewrite(p *Profile) float64 {
-	if c.prev == nil || c.prev.header != p.header || len(c.prev.hashes) == 0 {
-		return p.Raw() - p.fixed // system and tools alone are taken as cached
-	}
-	k := 0
-	for k < len(c.prev.hashes) && k < len(p.hashes) && c.prev.hashes[k] == p.hashes[k] {
-		k++
-	}
-	if k == 0 {
+	prev := c.prev
+	if prev == nil || len(prev.hashes) == 0 || prev.header != p.header {
 		return p.Raw() - p.fixed
 	}
-	return p.Raw() - p.fixed - p.raws[k-1]
+	n := len(prev.hashes)
+	if n > len(p.hashes) || (n > 1 && prev.hashes[n-2] != p.hashes[n-2]) {
+		return p.Raw() - p.fixed
+	}
+	return p.Raw() - p.fixed - p.raws[n-1]
 }
 
 // cost is the input cost, in uncached-token units, of sending a request of size tokens of which

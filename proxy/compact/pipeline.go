@@ -247,6 +247,17 @@ func (p *Pipeline) newRun(in Input, req *anthropic.Request) *run {
 // is warm and the pressure below the force ratio.
 func (r *run) deferring() bool { return r.cache != nil && !r.above(r.p.o.Cache.ForceRatio) }
 
+// mayWait reports whether a step may wait, leaving the request as held describes it: the cache
+// is warm and that request is below the force ratio. (The request as received may be far
+// above: the client sends its whole history, and what is held back is only the next move.)
+func (r *run) mayWait(held *Profile) bool {
+	if r.cache == nil {
+		return false
+	}
+	t := r.p.count.CountProfile(r.in.Session, r.res.family, held)
+	return float64(t.Calibrated) <= r.p.o.Cache.ForceRatio*float64(r.res.Limit)
+}
+
 // profileOf profiles the request with msgs as its messages.
 func (r *run) profileOf(msgs []anthropic.Message) *Profile {
 	tmp := *r.req
@@ -272,9 +283,10 @@ func (r *run) trim() (int, bool, error) {
 	}
 	plan := p.l1.plan(req, session, r.over(th.L1), urgent)
 	move := plan.move
-	if move && r.deferring() {
+	if move && r.cache != nil {
 		held, moved := r.profileOf(plan.held), r.profileOf(plan.moved)
 		ok, rewrite := r.cache.pays(held, moved)
+		ok = ok || !r.mayWait(held)
 		if !ok {
 			move = false
 			r.deferStep(Layer1Trim, int((held.Raw()-moved.Raw())*r.cache.factor+0.5), rewrite)
@@ -290,7 +302,7 @@ func (r *run) trim() (int, bool, error) {
 func (r *run) elide() (int, bool, error) {
 	p, req, session := r.p, r.req, r.in.Session
 	protect := p.o.ProtectLastMessages
-	if !r.deferring() || session == "" {
+	if r.cache == nil || session == "" {
 		n := ElideThinking(req, protect)
 		if session != "" {
 			p.elided.put(session, elisionBound(req, protect))
@@ -303,7 +315,7 @@ func (r *run) elide() (int, bool, error) {
 	if nFull > nHeld {
 		heldP, fullP := r.profileOf(held.Messages), r.profileOf(full.Messages)
 		ok, rewrite := r.cache.pays(heldP, fullP)
-		if !ok {
+		if !ok && r.mayWait(heldP) {
 			req.Messages = held.Messages
 			r.deferStep(Layer2Thinking, int((heldP.Raw()-fullP.Raw())*r.cache.factor+0.5), rewrite)
 			return nHeld, false, nil
