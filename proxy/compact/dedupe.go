@@ -81,7 +81,7 @@ func FoldDuplicateResults(r *anthropic.Request, o DedupeOptions) int {
 		}
 	}
 	last := len(r.Messages) - 1
-	var names map[string]string   // tool_use id → tool name, read on the first fold
+	var names map[string]string // tool_use id → tool name, read on the first fold
 	var out [][]anthropic.Block // per message, the blocks as folded; nil = unchanged
 	n := 0
 	for i, c := range copies {
