@@ -17,6 +17,7 @@ type Layer string
 const (
 	LayerSignatures  Layer = "signatures"
 	LayerToolResults Layer = "tool-results"
+	LayerDedupe      Layer = "dedupe"
 	LayerPurify      Layer = "purify"
 	Layer1Trim       Layer = "Layer-1"
 	Layer2Thinking   Layer = "Layer-2"
@@ -59,6 +60,11 @@ type Options struct {
 	Repair     RepairOptions
 	// Logger receives the [Layer-N] lines and signature recoveries; nil = discard.
 	Logger *slog.Logger
+	// FoldDuplicates runs FoldDuplicateResults after the compressor; off = never. The
+	// caller decides when (a fold rewrites the cached prefix: at a boundary move or on a
+	// cold cache).
+	FoldDuplicates bool
+	Dedupe         DedupeOptions // zero = DefaultDedupeMinChars
 }
 
 // Pipeline runs tool-result compression, purification and Layers 1–3. It is
@@ -153,6 +159,9 @@ func (p *Pipeline) Run(ctx context.Context, in Input) (Result, error) {
 		r.step(LayerSignatures, r.repairSignatures)
 	}
 	r.step(LayerToolResults, func() (int, bool, error) { return p.comp.Apply(req).Items(), false, nil })
+	if p.o.FoldDuplicates {
+		r.step(LayerDedupe, func() (int, bool, error) { return FoldDuplicateResults(req, p.o.Dedupe), false, nil })
+	}
 	if in.NoThinking {
 		r.step(LayerPurify, func() (int, bool, error) { return Purify(req), false, nil })
 	}
@@ -292,6 +301,7 @@ func (r *run) summarize(ctx context.Context, orig []anthropic.Message) error {
 var layerVerb = map[Layer]string{
 	LayerSignatures:  "repaired thinking signatures",
 	LayerToolResults: "compressed tool results",
+	LayerDedupe:      "folded duplicate tool results into their newest copy",
 	LayerPurify:      "removed thinking for a model without thinking support",
 	Layer1Trim:       "trimmed old tool rounds",
 	Layer2Thinking:   "elided old thinking, signatures kept",
