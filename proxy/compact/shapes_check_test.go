@@ -630,7 +630,7 @@ func geminiResult(raw json.RawMessage) string {
 // the image was (a Chat tool message holds only its text, so there the note
 // is appended to the text).
 func compressedFrom(in, out string) bool {
-	if foldNote.MatchString(out) {
+	if _, ok := foldTarget(out); ok {
 		return true // folded into a later copy: foldProblems checks that copy
 	}
 	out = imageNote.ReplaceAllString(out, "")
@@ -657,6 +657,22 @@ var imageNote = regexp.MustCompile(`\n?\[image removed by Longhaul to save conte
 // (compact/dedupe.go foldNote); its group is the id of the later copy.
 var foldNote = regexp.MustCompile(`^\[same content as the result of tool call (\S+?)(?: \([^)]*\))?, below\]$`)
 
+// foldTarget is the id a folded result's note names; a Gemini error result holds
+// the note as {"error": note}.
+func foldTarget(result string) (string, bool) {
+	var wrapped map[string]string
+	if json.Unmarshal([]byte(result), &wrapped) == nil && len(wrapped) == 1 {
+		if note, ok := wrapped["error"]; ok {
+			result = note
+		}
+	}
+	m := foldNote.FindStringSubmatch(result)
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
+}
+
 // foldProblems checks each result of out's rounds (the newest of in, paired as
 // keptRoundProblems pairs them) that the dedupe step folded: its note names another
 // result of the same or a later round that holds what it held (in the input, or as the
@@ -669,12 +685,12 @@ func foldProblems(in, out []shapeRound) []string {
 	var probs []string
 	for i, o := range out {
 		for id, got := range o.Results {
-			m := foldNote.FindStringSubmatch(got)
+			target, folded := foldTarget(got)
 			want, ok := in[off+i].Results[id]
-			if m == nil || !ok || foldNote.MatchString(want) {
+			if _, wasNote := foldTarget(want); !folded || !ok || wasNote {
 				continue
 			}
-			target, found := m[1], false
+			found := false
 			for k := i; k < len(out) && !found; k++ {
 				inText, inOK := in[off+k].Results[target]
 				outText, outOK := out[k].Results[target]
