@@ -1,10 +1,10 @@
 package compact
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"hash"
-	"strings"
 	"unicode/utf8"
 
 	"longhaul/proxy/anthropic"
@@ -37,8 +37,8 @@ func foldNote(id, name string) string {
 	return foldNotePrefix + id + " (" + name + ")" + foldNoteSuffix
 }
 
-func isFoldNote(s string) bool {
-	return strings.HasPrefix(s, foldNotePrefix) && strings.HasSuffix(s, foldNoteSuffix)
+func isFoldNote(text []byte) bool {
+	return bytes.HasPrefix(text, []byte(foldNotePrefix)) && bytes.HasSuffix(text, []byte(foldNoteSuffix))
 }
 
 // FoldDuplicateResults replaces each tool_result whose content is identical to that
@@ -138,25 +138,25 @@ func readResultCopy(h hash.Hash, b anthropic.Block, minChars int) (c resultCopy,
 	chars := 0
 	switch raw[0] {
 	case '"':
-		s := anthropic.Unquote(raw)
+		s := decodedText(raw)
 		if isFoldNote(s) {
 			return c, false
 		}
-		chars = utf8.RuneCountInString(s)
+		chars = utf8.RuneCount(s)
 		hashPart(h, 't', s)
 	case '[':
 		inner, err := anthropic.ParseBlocks(raw)
 		if err != nil || len(inner) == 0 {
 			return c, false
 		}
-		if len(inner) == 1 && inner[0].Type == "text" && isFoldNote(inner[0].Text()) {
+		if len(inner) == 1 && inner[0].Type == "text" && isFoldNote(decodedText(inner[0].RawText())) {
 			return c, false
 		}
 		for _, ib := range inner {
 			switch ib.Type {
 			case "text":
-				s := ib.Text()
-				chars += utf8.RuneCountInString(s)
+				s := decodedText(ib.RawText())
+				chars += utf8.RuneCount(s)
 				hashPart(h, 't', s)
 			case "image":
 				src := ib.Source()
@@ -164,7 +164,7 @@ func readResultCopy(h hash.Hash, b anthropic.Block, minChars int) (c resultCopy,
 				hashImageSource(h, src)
 			default: // documents, search results, blocks of the future: as they came
 				chars += len(ib.Raw())
-				hashPart(h, 'o', string(ib.Raw()))
+				hashPart(h, 'o', ib.Raw())
 			}
 			if cc := anthropic.MemberValue(ib.Raw(), "cache_control"); cc != nil {
 				c.innerCache = cc
@@ -183,12 +183,24 @@ func readResultCopy(h hash.Hash, b anthropic.Block, minChars int) (c resultCopy,
 
 // hashPart writes one tagged, length-prefixed part, so that no two different
 // sequences of parts hash alike by their concatenation.
-func hashPart(h hash.Hash, tag byte, s string) {
+func hashPart(h hash.Hash, tag byte, p []byte) {
 	var head [9]byte
 	head[0] = tag
-	binary.BigEndian.PutUint64(head[1:], uint64(len(s)))
+	binary.BigEndian.PutUint64(head[1:], uint64(len(p)))
 	h.Write(head[:])
-	h.Write([]byte(s))
+	h.Write(p)
+}
+
+// decodedText is the text of a raw JSON string: the bytes between its quotes when it
+// has no escapes (most tool output, and no copy of a large result), else decoded.
+func decodedText(raw []byte) []byte {
+	if len(raw) < 2 || raw[0] != '"' {
+		return nil
+	}
+	if in := raw[1 : len(raw)-1]; bytes.IndexByte(in, '\\') < 0 {
+		return in
+	}
+	return []byte(anthropic.Unquote(raw))
 }
 
 // hashImageSource hashes an image by its source's decoded fields, in a fixed order,
@@ -204,12 +216,12 @@ func hashImageSource(h hash.Hash, src []byte) {
 		}
 		return nil
 	}) != nil {
-		hashPart(h, 'i', string(src))
+		hashPart(h, 'i', src)
 		return
 	}
 	h.Write([]byte{'i'})
 	for _, v := range vals {
-		hashPart(h, 'f', anthropic.Unquote(v))
+		hashPart(h, 'f', decodedText(v))
 	}
 }
 
