@@ -3,8 +3,8 @@ package compact
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/binary"
 	"hash"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"longhaul/proxy/anthropic"
@@ -20,7 +20,19 @@ type DedupeOptions struct {
 	// MinChars is the size, in characters of text (and of an image's or other block's JSON),
 	// from which a tool result is folded; 0 = DefaultDedupeMinChars.
 	MinChars int
+	// Replay, when not nil, makes no new decision: only the folds it lists are made, each
+	// into the copy it names while that copy is still a later, identical result. That is
+	// for the requests between two fold moments, whose cached prefix holds those notes: a
+	// new read of the same file would otherwise move every note to it and rewrite the
+	// prefix. nil = fold every duplicate into its newest copy.
+	Replay Folds
+	// Record, when not nil, receives the folds made (for a later Replay).
+	Record Folds
 }
+
+// Folds are folds FoldDuplicateResults made: the tool_use_id of each folded result →
+// that of the copy its note names.
+type Folds map[string]string
 
 // The note an older copy becomes. It names the copy the model reads instead, and is
 // recognised by its prefix and suffix so that a folded result is never folded (nor
@@ -37,8 +49,11 @@ func foldNote(id, name string) string {
 	return foldNotePrefix + id + " (" + name + ")" + foldNoteSuffix
 }
 
-func isFoldNote(text []byte) bool {
-	return bytes.HasPrefix(text, []byte(foldNotePrefix)) && bytes.HasSuffix(text, []byte(foldNoteSuffix))
+// isFoldNote reports whether the raw JSON string raw is a fold note (a note is plain
+// ASCII without escapes, as foldNote writes it with tool ids and names).
+func isFoldNote(raw []byte) bool {
+	return len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' &&
+		bytes.HasPrefix(raw[1:], []byte(foldNotePrefix)) && bytes.HasSuffix(raw[:len(raw)-1], []byte(foldNoteSuffix))
 }
 
 // FoldDuplicateResults replaces each tool_result whose content is identical to that
@@ -54,14 +69,15 @@ func isFoldNote(text []byte) bool {
 // pairing stays valid; a cache_control inside the content moves to the note. The last
 // message is never folded (the model may not have read it yet) but its results are
 // the copies others fold into. Deterministic and idempotent. It returns the number of
-// results folded.
+// results folded. o.Replay and o.Record keep a session's folds the same from one request
+// to the next (see DedupeOptions).
 func FoldDuplicateResults(r *anthropic.Request, o DedupeOptions) int {
 	if o.MinChars <= 0 {
 		o.MinChars = DefaultDedupeMinChars
 	}
 	var copies []resultCopy
 	newest := map[[sha256.Size]byte]int{} // content → index in copies of its last copy
-	h := sha256.New()
+	ch := newContentHash()
 	for mi := range r.Messages {
 		m := &r.Messages[mi]
 		if m.Role != "user" || m.IsString {
@@ -71,7 +87,7 @@ func FoldDuplicateResults(r *anthropic.Request, o DedupeOptions) int {
 			if b.Type != "tool_result" {
 				continue
 			}
-			c, ok := readResultCopy(h, b, o.MinChars)
+			c, ok := readResultCopy(ch, b, o.MinChars)
 			if !ok {
 				continue
 			}
@@ -85,8 +101,11 @@ func FoldDuplicateResults(r *anthropic.Request, o DedupeOptions) int {
 	var out [][]anthropic.Block // per message, the blocks as folded; nil = unchanged
 	n := 0
 	for i, c := range copies {
-		t := copies[newest[c.key]]
-		if newest[c.key] == i || c.msg == last || t.id == c.id {
+		if c.msg == last {
+			continue
+		}
+		t, ok := foldInto(copies, i, newest, o.Replay)
+		if !ok {
 			continue
 		}
 		if names == nil {
@@ -105,6 +124,9 @@ func FoldDuplicateResults(r *anthropic.Request, o DedupeOptions) int {
 		}
 		out[c.msg][c.block] = nb
 		n++
+		if o.Record != nil {
+			o.Record[c.id] = t.id
+		}
 	}
 	for mi, blocks := range out {
 		if blocks != nil {
@@ -112,6 +134,26 @@ func FoldDuplicateResults(r *anthropic.Request, o DedupeOptions) int {
 		}
 	}
 	return n
+}
+
+// foldInto is the copy copies[i] folds into: the newest copy of its content or, when
+// replaying, the later copy replay names; ok is false when there is none.
+func foldInto(copies []resultCopy, i int, newest map[[sha256.Size]byte]int, replay Folds) (t resultCopy, ok bool) {
+	c := copies[i]
+	if replay == nil {
+		j := newest[c.key]
+		return copies[j], j != i && copies[j].id != c.id
+	}
+	id, ok := replay[c.id]
+	if !ok || id == c.id {
+		return t, false
+	}
+	for _, t := range copies[i+1:] {
+		if t.id == id && t.key == c.key {
+			return t, true
+		}
+	}
+	return t, false
 }
 
 // resultCopy is one tool_result worth folding: where it is, what it holds.
@@ -123,48 +165,190 @@ type resultCopy struct {
 	innerCache []byte
 }
 
+// contentHash hashes what the model reads of a tool_result's content: each part (a
+// text, an image source, another block) is hashed on its own and its tag and digest go
+// into the whole, so no two different sequences of parts hash alike.
+type contentHash struct {
+	whole, part hash.Hash
+	sum         [sha256.Size]byte
+	buf         [1]byte
+	text        []byte // writeUnescaped's buffer
+}
+
+func newContentHash() *contentHash { return &contentHash{whole: sha256.New(), part: sha256.New()} }
+
+// add hashes one part: write writes its bytes into the part hash.
+func (ch *contentHash) add(tag byte, write func(w hash.Hash)) {
+	ch.part.Reset()
+	write(ch.part)
+	ch.buf[0] = tag
+	ch.whole.Write(ch.buf[:1])
+	ch.whole.Write(ch.part.Sum(ch.sum[:0]))
+}
+
+// text hashes the text of the raw JSON string raw and returns its length in characters;
+// ok is false when raw is not a string.
+func (ch *contentHash) addText(raw []byte) (chars int, ok bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return 0, false
+	}
+	ch.add('t', func(w hash.Hash) { chars = ch.writeUnescaped(w, raw[1:len(raw)-1]) })
+	return chars, true
+}
+
+// writeUnescaped writes the text a JSON string's body s stands for, as encoding/json
+// decodes it, and returns its length in characters. Tool output is mostly lines between
+// "\n" escapes: they are decoded into a buffer reused from result to result, without
+// the reflection and the fresh string per result of a decoder, which on every request
+// would cost more than the step. Invalid UTF-8 stays as it is (a decoder makes it U+FFFD:
+// only two byte-identical copies of such a text are taken for the same).
+func (ch *contentHash) writeUnescaped(w hash.Hash, s []byte) (chars int) {
+	if bytes.IndexByte(s, '\\') < 0 {
+		w.Write(s)
+		return charCount(s)
+	}
+	if cap(ch.text) < len(s) {
+		ch.text = make([]byte, 0, len(s)) // what it decodes to is no longer
+	}
+	out := ch.text[:0]
+	for len(s) > 0 {
+		i := bytes.IndexByte(s, '\\')
+		if i < 0 || i == len(s)-1 {
+			out = append(out, s...)
+			break
+		}
+		out = append(out, s[:i]...)
+		c, n := s[i+1], 2
+		switch c {
+		case 'b':
+			c = '\b'
+		case 'f':
+			c = '\f'
+		case 'n':
+			c = '\n'
+		case 'r':
+			c = '\r'
+		case 't':
+			c = '\t'
+		case 'u':
+			var r rune
+			r, n = unicodeEscape(s[i:])
+			if n > 1 {
+				out = utf8.AppendRune(out, r)
+				s = s[i+n:]
+				continue
+			}
+			c = '\\'
+			n = 1
+		}
+		out = append(out, c) // '"', '\\', '/' and anything a decoder would refuse, as written
+		s = s[i+n:]
+	}
+	ch.text = out
+	w.Write(out)
+	return charCount(out)
+}
+
+// charCount is the number of characters of the UTF-8 text p (its bytes that start
+// one). utf8.RuneCount copies a non-ASCII slice into a string, which for every large
+// result on every request is garbage the proxy does not need.
+func charCount(p []byte) int {
+	n := len(p)
+	for _, c := range p {
+		if c&0xC0 == 0x80 {
+			n--
+		}
+	}
+	return n
+}
+
+// unicodeEscape decodes the \uXXXX escape (or surrogate pair of them) at the start of s,
+// and how many bytes it took; a lone surrogate is U+FFFD, as encoding/json makes it. A
+// malformed escape is its backslash alone.
+func unicodeEscape(s []byte) (rune, int) {
+	r, ok := hex4(s)
+	if !ok {
+		return '\\', 1
+	}
+	if utf16.IsSurrogate(r) {
+		if r2, ok := hex4(s[6:]); ok {
+			if pair := utf16.DecodeRune(r, r2); pair != utf8.RuneError {
+				return pair, 12
+			}
+		}
+		return utf8.RuneError, 6
+	}
+	return r, 6
+}
+
+// hex4 reads "\uXXXX" at the start of s.
+func hex4(s []byte) (rune, bool) {
+	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
+		return 0, false
+	}
+	var r rune
+	for _, c := range s[2:6] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
 // readResultCopy hashes what the model reads of a tool_result b; ok is false when b is
 // smaller than minChars, is a fold note, or cannot be read.
-func readResultCopy(h hash.Hash, b anthropic.Block, minChars int) (c resultCopy, ok bool) {
+func readResultCopy(ch *contentHash, b anthropic.Block, minChars int) (c resultCopy, ok bool) {
 	raw := b.Content()
 	// A raw JSON string is never shorter than the characters it decodes to: a free first cut.
 	if len(raw) < minChars {
 		return c, false
 	}
-	h.Reset()
+	ch.whole.Reset()
 	if string(anthropic.MemberValue(b.Raw(), "is_error")) == "true" {
-		h.Write([]byte{'E'})
+		ch.buf[0] = 'E'
+		ch.whole.Write(ch.buf[:1])
 	}
 	chars := 0
 	switch raw[0] {
 	case '"':
-		s := decodedText(raw)
-		if isFoldNote(s) {
+		if isFoldNote(raw) {
 			return c, false
 		}
-		chars = utf8.RuneCount(s)
-		hashPart(h, 't', s)
+		chars, ok = ch.addText(raw)
+		if !ok {
+			return c, false
+		}
 	case '[':
 		inner, err := anthropic.ParseBlocks(raw)
 		if err != nil || len(inner) == 0 {
 			return c, false
 		}
-		if len(inner) == 1 && inner[0].Type == "text" && isFoldNote(decodedText(inner[0].RawText())) {
+		if len(inner) == 1 && inner[0].Type == "text" && isFoldNote(inner[0].RawText()) {
 			return c, false
 		}
 		for _, ib := range inner {
 			switch ib.Type {
 			case "text":
-				s := decodedText(ib.RawText())
-				chars += utf8.RuneCount(s)
-				hashPart(h, 't', s)
+				n, ok := ch.addText(ib.RawText())
+				if !ok {
+					return c, false
+				}
+				chars += n
 			case "image":
 				src := ib.Source()
 				chars += len(src)
-				hashImageSource(h, src)
+				ch.add('i', func(w hash.Hash) { ch.writeImageSource(w, src) })
 			default: // documents, search results, blocks of the future: as they came
 				chars += len(ib.Raw())
-				hashPart(h, 'o', ib.Raw())
+				ch.add('o', func(w hash.Hash) { w.Write(ib.Raw()) })
 			}
 			if cc := anthropic.MemberValue(ib.Raw(), "cache_control"); cc != nil {
 				c.innerCache = cc
@@ -177,35 +361,13 @@ func readResultCopy(h hash.Hash, b anthropic.Block, minChars int) (c resultCopy,
 		return c, false
 	}
 	c.id = b.ToolUseID()
-	h.Sum(c.key[:0])
+	ch.whole.Sum(c.key[:0])
 	return c, true
 }
 
-// hashPart writes one tagged, length-prefixed part, so that no two different
-// sequences of parts hash alike by their concatenation.
-func hashPart(h hash.Hash, tag byte, p []byte) {
-	var head [9]byte
-	head[0] = tag
-	binary.BigEndian.PutUint64(head[1:], uint64(len(p)))
-	h.Write(head[:])
-	h.Write(p)
-}
-
-// decodedText is the text of a raw JSON string: the bytes between its quotes when it
-// has no escapes (most tool output, and no copy of a large result), else decoded.
-func decodedText(raw []byte) []byte {
-	if len(raw) < 2 || raw[0] != '"' {
-		return nil
-	}
-	if in := raw[1 : len(raw)-1]; bytes.IndexByte(in, '\\') < 0 {
-		return in
-	}
-	return []byte(anthropic.Unquote(raw))
-}
-
-// hashImageSource hashes an image by its source's decoded fields, in a fixed order,
+// writeImageSource writes an image's source by its decoded fields, in a fixed order,
 // whatever the order and escapes the client wrote them in.
-func hashImageSource(h hash.Hash, src []byte) {
+func (ch *contentHash) writeImageSource(w hash.Hash, src []byte) {
 	fields := [...]string{"type", "media_type", "data", "url", "file_id"}
 	var vals [len(fields)][]byte
 	if anthropic.EachMember(src, func(k, v []byte) error {
@@ -216,12 +378,15 @@ func hashImageSource(h hash.Hash, src []byte) {
 		}
 		return nil
 	}) != nil {
-		hashPart(h, 'i', src)
+		w.Write(src)
 		return
 	}
-	h.Write([]byte{'i'})
 	for _, v := range vals {
-		hashPart(h, 'f', decodedText(v))
+		if len(v) >= 2 && v[0] == '"' {
+			ch.writeUnescaped(w, v[1:len(v)-1])
+		}
+		ch.buf[0] = 0 // a field's end: no decoded field holds a raw NUL
+		w.Write(ch.buf[:1])
 	}
 }
 

@@ -86,7 +86,7 @@ func noteOf(b anthropic.Block) (string, bool) {
 		}
 		s = inner[0].Text()
 	}
-	return s, isFoldNote([]byte(s))
+	return s, isFoldNote(anthropic.Quote(s))
 }
 
 func TestFoldDuplicateResults(t *testing.T) {
@@ -212,6 +212,55 @@ func TestFoldDuplicateResultsKeepsTheBlock(t *testing.T) {
 	}
 	if !bytes.Equal(r.Messages[4].Raw(), mustParseT(t, body).Messages[4].Raw()) {
 		t.Errorf("the newest copies changed: %s", r.Messages[4].Raw())
+	}
+}
+
+// Between two fold moments a session replays the folds it recorded: the next request,
+// which re-reads the file once more, keeps the notes it forwarded (its cached prefix)
+// instead of moving them all to the newest copy.
+func TestFoldDuplicateResultsReplay(t *testing.T) {
+	file := fileText("a.go", 3000)
+	first := dedupeBody(`{"role":"user","content":"go"}`, calls("t1"), results(result("t1", quoted(file))),
+		calls("t2"), results(result("t2", quoted(file))))
+	next := dedupeBody(`{"role":"user","content":"go"}`, calls("t1"), results(result("t1", quoted(file))),
+		calls("t2"), results(result("t2", quoted(file))), calls("t3"), results(result("t3", quoted(file))))
+
+	recorded := Folds{}
+	r1 := mustParseT(t, first)
+	FoldDuplicateResults(r1, DedupeOptions{Record: recorded})
+	if want := (Folds{"t1": "t2"}); fmt.Sprint(recorded) != fmt.Sprint(want) {
+		t.Fatalf("recorded %v; want %v", recorded, want)
+	}
+	changed := dedupeBody(`{"role":"user","content":"go"}`, calls("t1"), results(result("t1", quoted(file))),
+		calls("t2"), results(result("t2", quoted(file))), calls("t3"), results(result("t3", quoted(fileText("b.go", 3000)))))
+	tests := []struct {
+		name string
+		body []byte
+		o    DedupeOptions
+		want map[string]string
+	}{
+		{"replay keeps the recorded notes", next, DedupeOptions{Replay: recorded}, map[string]string{"t1": "t2"}},
+		{"no replay folds into the newest copy", next, DedupeOptions{}, map[string]string{"t1": "t3", "t2": "t3"}},
+		{"a replayed fold whose copy is gone is not made", next, DedupeOptions{Replay: Folds{"t1": "t9"}}, map[string]string{}},
+		{"a replayed fold whose copy changed is not made", changed, DedupeOptions{Replay: Folds{"t1": "t3"}}, map[string]string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r2 := mustParseT(t, tt.body)
+			FoldDuplicateResults(r2, tt.o)
+			out := r2.Encode()
+			if got := foldedInto(t, out); fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("folded %v; want %v", got, tt.want)
+			}
+			checkValid(t, tt.body, out)
+		})
+	}
+	r2 := mustParseT(t, next)
+	FoldDuplicateResults(r2, DedupeOptions{Replay: recorded})
+	for i := range r1.Messages {
+		if !bytes.Equal(r1.Messages[i].Raw(), r2.Messages[i].Raw()) {
+			t.Errorf("replayed message %d differs from the one forwarded before:\n%.200s\n%.200s", i, r1.Messages[i].Raw(), r2.Messages[i].Raw())
+		}
 	}
 }
 
@@ -460,6 +509,15 @@ func FuzzDedupe(f *testing.F) {
 			if orig.rawLen < o.MinChars {
 				t.Errorf("tool_result %s folded with %d bytes of content; MinChars is %d", v.id, orig.rawLen, o.MinChars)
 			}
+		}
+		// A session replaying the folds of an earlier request (its last prefix) on this one.
+		if prefixes := userPrefixes(body); len(prefixes) > 0 {
+			recorded := Folds{}
+			r := mustParseT(t, prefixes[len(prefixes)-1])
+			FoldDuplicateResults(r, DedupeOptions{MinChars: o.MinChars, Record: recorded})
+			checkStep(t, func() stepFn {
+				return func(r *anthropic.Request) { FoldDuplicateResults(r, DedupeOptions{MinChars: o.MinChars, Replay: recorded}) }
+			}, body)
 		}
 		// Every sizeable duplicate outside the last message is folded (400 raw bytes: the
 		// note is surely shorter).
