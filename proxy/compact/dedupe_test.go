@@ -516,7 +516,9 @@ func FuzzDedupe(f *testing.F) {
 			r := mustParseT(t, prefixes[len(prefixes)-1])
 			FoldDuplicateResults(r, DedupeOptions{MinChars: o.MinChars, Record: recorded})
 			checkStep(t, func() stepFn {
-				return func(r *anthropic.Request) { FoldDuplicateResults(r, DedupeOptions{MinChars: o.MinChars, Replay: recorded}) }
+				return func(r *anthropic.Request) {
+					FoldDuplicateResults(r, DedupeOptions{MinChars: o.MinChars, Replay: recorded})
+				}
 			}, body)
 		}
 		// Every sizeable duplicate outside the last message is folded (400 raw bytes: the
