@@ -559,3 +559,57 @@ func BenchmarkFoldDuplicateResults(b *testing.B) {
 		}
 	}
 }
+
+// captureHash is a hash.Hash that keeps what is written, to read writeUnescaped's output.
+type captureHash struct{ bytes.Buffer }
+
+func (*captureHash) Sum(b []byte) []byte { return b }
+func (*captureHash) Size() int           { return 0 }
+func (*captureHash) BlockSize() int      { return 1 }
+
+// writeUnescaped decodes a JSON string's body as encoding/json does, in each style real
+// encoders write (minimal, HTML-safe, ASCII only), surrogate pairs and lone surrogates
+// included.
+func TestWriteUnescapedDecodesAsEncodingJSON(t *testing.T) {
+	texts := []string{"", "plain", "line\nnext\ttab", `"quoted" \back\ /slash/`, "é 你好 😀 👨‍👩‍👧 🇯🇵", "\x01\x1f\u2028<>&"}
+	raws := []string{`\ud83d\ude00`, `\ud83d`, `\ud83dx`, `\ude00\ud83d`, `\ud83d\u0041`, `\u00E9\u00e9`, `\/\b\f\r`}
+	for _, s := range texts {
+		for _, enc := range [][]byte{anthropic.Quote(s), must(json.Marshal(s)), []byte(asciiJSON(s))} {
+			raws = append(raws, string(enc[1:len(enc)-1]))
+		}
+	}
+	for _, body := range raws {
+		var want string
+		if err := json.Unmarshal([]byte(`"`+body+`"`), &want); err != nil {
+			t.Fatalf("json.Unmarshal(%q): %v", body, err)
+		}
+		var got captureHash
+		chars := newContentHash().writeUnescaped(&got, []byte(body))
+		if got.String() != want || chars != utf8.RuneCountInString(want) {
+			t.Errorf("writeUnescaped(%q) = %q, %d characters; want %q, %d", body, got.String(), chars, want, utf8.RuneCountInString(want))
+		}
+	}
+}
+
+// asciiJSON is s as a JSON string with everything past ASCII escaped (\uXXXX, surrogate
+// pairs above the BMP), as Python's json.dumps writes it.
+func asciiJSON(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r >= 0x7f && r < 0x10000:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		case r >= 0x10000:
+			r -= 0x10000
+			fmt.Fprintf(&b, `\u%04x\u%04x`, 0xD800+(r>>10), 0xDC00+(r&0x3FF))
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
