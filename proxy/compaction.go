@@ -95,6 +95,10 @@ func (s *Server) newCompactor(c CompactionConfig, prev *compactor) *compactor {
 		Logger:              s.log,
 		Now:                 s.now,
 		Cache:               compact.CacheOptions{Off: c.NoCacheAware, ForceRatio: c.ForceRatio, PaybackRequests: c.PaybackRequests},
+		FoldDuplicates:      !c.NoFoldDuplicates,
+		// Only results the screen would stop for are folded: a request it lets through
+		// must forward the same bytes as if the engine had read it.
+		Dedupe: compact.DedupeOptions{MinChars: compact.DefaultLargeChars},
 	}
 	if sigs != nil {
 		o.Signatures = sigs

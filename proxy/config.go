@@ -82,6 +82,8 @@ type CompactionConfig struct {
 	NoCacheAware    bool
 	ForceRatio      float64
 	PaybackRequests int
+	// NoFoldDuplicates leaves duplicate tool results alone (compaction.fold_duplicates off).
+	NoFoldDuplicates bool
 }
 
 const (

@@ -27,6 +27,7 @@ var goldenLayers = map[string]func(t *testing.T, r *anthropic.Request){
 	"layer1": func(t *testing.T, r *anthropic.Request) { NewLayer1(3, 0).Apply(r, "", nil) },
 	"layer2": func(t *testing.T, r *anthropic.Request) { ElideThinking(r, 4) },
 	"purify": func(t *testing.T, r *anthropic.Request) { Purify(r) },
+	"dedupe": func(t *testing.T, r *anthropic.Request) { FoldDuplicateResults(r, DedupeOptions{MinChars: 200}) },
 	"layer3": func(t *testing.T, r *anthropic.Request) {
 		if _, err := NewLayer3(fixedSummary{}, 0).Apply(context.Background(), r, "", nil); err != nil {
 			t.Fatalf("Layer3.Apply: %v", err)

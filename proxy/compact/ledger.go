@@ -46,6 +46,7 @@ const (
 	EditSummaryAdded      EditKind = "summary-added"       // Layer 3: the summary and its acknowledgement
 	EditResultShortened   EditKind = "result-shortened"    // tool-result compressor
 	EditImageReplaced     EditKind = "image-replaced"      // tool-result compressor: an image became a note
+	EditResultFolded      EditKind = "result-folded"       // dedupe: a result identical to a later one became a note naming it
 	EditSignatureRestored EditKind = "signature-restored"  // signature repair, from the cache
 	EditThinkingRestored  EditKind = "thinking-restored"   // signature repair: a thinking block put back
 	EditThinkingDropped   EditKind = "thinking-dropped"    // signature repair: signed by another model family
@@ -294,6 +295,8 @@ func (d *stepDiff) blockChangedKind(old, nb anthropic.Block) EditKind {
 			return EditImageReplaced
 		}
 		return EditResultShortened
+	case d.layer == LayerDedupe && old.Type == "tool_result":
+		return EditResultFolded
 	}
 	return EditBlockChanged
 }

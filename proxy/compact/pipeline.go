@@ -17,6 +17,7 @@ type Layer string
 const (
 	LayerSignatures  Layer = "signatures"
 	LayerToolResults Layer = "tool-results"
+	LayerDedupe      Layer = "dedupe"
 	LayerPurify      Layer = "purify"
 	Layer1Trim       Layer = "Layer-1"
 	Layer2Thinking   Layer = "Layer-2"
@@ -61,6 +62,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Cache schedules the lossy steps around the session's prompt cache (cache.go).
 	Cache CacheOptions
+	// FoldDuplicates folds duplicate tool results (FoldDuplicateResults) at the moments a
+	// fold costs no cache re-write of its own: when the session's cache is cold or unknown,
+	// or right after a Layer-1 move; in between, the folds made then are repeated exactly.
+	FoldDuplicates bool
+	Dedupe         DedupeOptions // zero = DefaultDedupeMinChars
 }
 
 // Pipeline runs tool-result compression, purification and Layers 1–3. It is
@@ -75,6 +81,7 @@ type Pipeline struct {
 	// Layer-2 elision its last forwarded request carried.
 	cache  *memo[CacheState]
 	elided *memo[int]
+	folds  *memo[Folds] // the duplicate results folded at the session's last fold moment
 }
 
 // NewPipeline returns a Pipeline; invalid thresholds fall back to the defaults.
@@ -104,7 +111,7 @@ func NewPipeline(o Options) *Pipeline {
 	o.Cache = o.Cache.withDefaults()
 	return &Pipeline{o: o, count: raw, comp: NewCompressor(o.Compressor),
 		l1: NewLayer1(o.KeepToolRounds, o.Sessions), l3: NewLayer3(o.Summarizer, o.Sessions),
-		cache: newMemo[CacheState](o.Sessions), elided: newMemo[int](o.Sessions)}
+		cache: newMemo[CacheState](o.Sessions), elided: newMemo[int](o.Sessions), folds: newMemo[Folds](o.Sessions)}
 }
 
 // Input is one request to compact.
@@ -169,6 +176,9 @@ func (p *Pipeline) Run(ctx context.Context, in Input) (Result, error) {
 		r.step(LayerSignatures, r.repairSignatures)
 	}
 	r.step(LayerToolResults, func() (int, bool, error) { return p.comp.Apply(req).Items(), false, nil })
+	if p.o.FoldDuplicates {
+		r.step(LayerDedupe, func() (int, bool, error) { return r.fold(r.cache == nil), false, nil })
+	}
 	if in.NoThinking {
 		r.step(LayerPurify, func() (int, bool, error) { return Purify(req), false, nil })
 	}
@@ -187,6 +197,10 @@ func (p *Pipeline) Run(ctx context.Context, in Input) (Result, error) {
 	}
 	if r.above(th.L1) {
 		r.step(Layer1Trim, r.trim)
+	}
+	if p.o.FoldDuplicates && r.moved && r.cache != nil {
+		// The move re-writes the prefix anyway: fold what piled up since the last fold moment.
+		r.step(LayerDedupe, func() (int, bool, error) { return r.fold(true), false, nil })
 	}
 	if r.above(th.L2) {
 		r.step(Layer2Thinking, r.elide)
@@ -215,6 +229,7 @@ type run struct {
 	snap  snapshot
 	cache *cachePlan // nil: every step runs on pressure alone (no warm cache, or scheduling off)
 	cold  bool       // the session's cache was seen and has gone cold
+	moved bool       // Layer 1 moved its boundary in this run
 	// rewrite is what the step running re-writes in the cache, for its Stats.
 	rewrite int
 }
@@ -294,7 +309,29 @@ func (r *run) trim() (int, bool, error) {
 			r.rewrite = rewrite
 		}
 	}
+	r.moved = move && plan.cut > plan.heldCut
 	return p.l1.commit(req, session, plan, move), false, nil
+}
+
+// fold folds duplicate tool results: anew at a fold moment (fresh), recording the folds for the
+// session; otherwise repeating the session's recorded folds, which keeps the prefix the cache
+// holds.
+func (r *run) fold(fresh bool) int {
+	o := r.p.o.Dedupe
+	session := r.in.Session
+	if !fresh && session != "" {
+		o.Replay, _ = r.p.folds.get(session)
+		if o.Replay == nil {
+			return 0
+		}
+		return FoldDuplicateResults(r.req, o)
+	}
+	o.Record = Folds{}
+	n := FoldDuplicateResults(r.req, o)
+	if session != "" {
+		r.p.folds.put(session, o.Record)
+	}
+	return n
 }
 
 // elide is Layer 2. Eliding further than the last forwarded request did changes messages the
@@ -438,6 +475,7 @@ func (r *run) summarize(ctx context.Context, orig []anthropic.Message) error {
 var layerVerb = map[Layer]string{
 	LayerSignatures:  "repaired thinking signatures",
 	LayerToolResults: "compressed tool results",
+	LayerDedupe:      "folded duplicate tool results into their newest copy",
 	LayerPurify:      "removed thinking for a model without thinking support",
 	Layer1Trim:       "trimmed old tool rounds",
 	Layer2Thinking:   "elided old thinking, signatures kept",

@@ -630,6 +630,9 @@ func geminiResult(raw json.RawMessage) string {
 // the image was (a Chat tool message holds only its text, so there the note
 // is appended to the text).
 func compressedFrom(in, out string) bool {
+	if _, ok := foldTarget(out); ok {
+		return true // folded into a later copy: foldProblems checks that copy
+	}
 	out = imageNote.ReplaceAllString(out, "")
 	if out == in {
 		return true
@@ -649,6 +652,57 @@ func compressedFrom(in, out string) bool {
 // (compact/toolresult.go imageReplacement), with the newline a join puts
 // before it.
 var imageNote = regexp.MustCompile(`\n?\[image removed by Longhaul to save context: [^\]]*\]`)
+
+// foldNote is the dedupe step's note for a result identical to a later one
+// (compact/dedupe.go foldNote); its group is the id of the later copy.
+var foldNote = regexp.MustCompile(`^\[same content as the result of tool call (\S+?)(?: \([^)]*\))?, below\]$`)
+
+// foldTarget is the id a folded result's note names; a Gemini error result holds
+// the note as {"error": note}.
+func foldTarget(result string) (string, bool) {
+	var wrapped map[string]string
+	if json.Unmarshal([]byte(result), &wrapped) == nil && len(wrapped) == 1 {
+		if note, ok := wrapped["error"]; ok {
+			result = note
+		}
+	}
+	m := foldNote.FindStringSubmatch(result)
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
+}
+
+// foldProblems checks each result of out's rounds (the newest of in, paired as
+// keptRoundProblems pairs them) that the dedupe step folded: its note names another
+// result of the same or a later round that holds what it held (in the input, or as the
+// compressor left it in out).
+func foldProblems(in, out []shapeRound) []string {
+	off := len(in) - len(out)
+	if off < 0 {
+		return nil
+	}
+	var probs []string
+	for i, o := range out {
+		for id, got := range o.Results {
+			target, folded := foldTarget(got)
+			want, ok := in[off+i].Results[id]
+			if _, wasNote := foldTarget(want); !folded || !ok || wasNote {
+				continue
+			}
+			found := false
+			for k := i; k < len(out) && !found; k++ {
+				inText, inOK := in[off+k].Results[target]
+				outText, outOK := out[k].Results[target]
+				found = target != id && (inOK && inText == want || outOK && outText != got && compressedFrom(want, outText))
+			}
+			if !found {
+				probs = append(probs, fmt.Sprintf("round %d: result %s folded into %s, which is not a later copy of %.80q", i, id, target, want))
+			}
+		}
+	}
+	return probs
+}
 
 // keptRoundProblems checks that out's tool rounds are the newest rounds of
 // in, as they were: the same calls with the same arguments, ids and

@@ -11,10 +11,11 @@ import (
 // as fuzz_gen_test.go's convGen does: every choice reads one byte, and once
 // the bytes run out every choice is "no", so the conversation ends.
 type shapeGen struct {
-	data []byte
-	pos  int
-	ids  int
-	sigs int
+	data    []byte
+	pos     int
+	ids     int
+	sigs    int
+	outputs []any // the tool outputs so far, which a later call may repeat
 }
 
 func (g *shapeGen) next() byte {
@@ -117,6 +118,17 @@ func (g *shapeGen) args() map[string]any {
 	return map[string]any{"path": g.text(3), "n": g.n(100)}
 }
 
+// repeated is now and then an earlier tool output, as when an agent re-reads a file
+// (for the dedupe step), else a fresh one from fresh; it remembers what it returns.
+func (g *shapeGen) repeated(fresh func() any) any {
+	if len(g.outputs) > 0 && g.chance(15) {
+		return g.outputs[g.n(len(g.outputs))]
+	}
+	v := fresh()
+	g.outputs = append(g.outputs, v)
+	return v
+}
+
 func (g *shapeGen) imageData() string { return g.base64(4 * (1 + g.n(8)*g.n(40))) }
 
 // shuffled returns a copy of ids in an order the bytes choose.
@@ -182,7 +194,7 @@ func generateChat(data []byte) []byte {
 		}
 		msgs = append(msgs, a)
 		for _, id := range g.shuffled(ids) {
-			msgs = append(msgs, map[string]any{"role": "tool", "tool_call_id": id, "content": g.chatToolContent()})
+			msgs = append(msgs, map[string]any{"role": "tool", "tool_call_id": id, "content": g.repeated(g.chatToolContent)})
 		}
 		if len(ids) == 0 || g.chance(20) {
 			msgs = append(msgs, g.chatUser())
@@ -272,7 +284,7 @@ func generateResponses(data []byte) []byte {
 			items = append(items, map[string]any{"type": "function_call", "call_id": id, "name": g.toolName(), "arguments": string(mustJSON(g.args()))})
 		}
 		for _, id := range g.shuffled(ids) {
-			items = append(items, map[string]any{"type": "function_call_output", "call_id": id, "output": g.responsesOutput()})
+			items = append(items, map[string]any{"type": "function_call_output", "call_id": id, "output": g.repeated(g.responsesOutput)})
 		}
 		if calls == 0 || g.chance(20) {
 			items = append(items, g.responsesUser())
@@ -384,7 +396,7 @@ func generateGemini(data []byte) []byte {
 			}
 		}
 		for _, i := range order {
-			fr := map[string]any{"name": calls[i].name, "response": g.geminiResponse()}
+			fr := map[string]any{"name": calls[i].name, "response": g.repeated(func() any { return g.geminiResponse() })}
 			if calls[i].id != "" {
 				fr["id"] = calls[i].id
 			}

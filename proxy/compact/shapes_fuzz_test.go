@@ -64,6 +64,10 @@ func fuzzShapeOptions(data []byte, tokens int) compact.Options {
 	if pick(3)%4 == 0 {
 		o.Thresholds = compact.Thresholds{L1: 0.2, L2: 0.3, L3: 0.6}
 	}
+	if pick(5)%2 == 1 {
+		o.FoldDuplicates = true
+		o.Dedupe.MinChars = []int{1, 50, 300}[int(pick(6))%3]
+	}
 	scale := []float64{0.2, 0.5, 0.8, 1.5, 3}[int(pick(4))%5]
 	o.Limits = compact.NewLimits(nil, max(200, int(float64(tokens)*scale)))
 	return o
@@ -175,6 +179,7 @@ func checkShapeRoundTrip(t *testing.T, s clientShape, data []byte, generate func
 		probs = append(probs, "output: "+p)
 	}
 	probs = append(probs, keptRoundProblems(in.Rounds, oc.Rounds)...)
+	probs = append(probs, foldProblems(in.Rounds, oc.Rounds)...)
 	if want := min(o.KeepToolRounds, len(in.Rounds)); !forked && len(oc.Rounds) < want {
 		probs = append(probs, fmt.Sprintf("%d tool rounds kept of %d; want at least %d", len(oc.Rounds), len(in.Rounds), want))
 	}
