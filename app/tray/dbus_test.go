@@ -80,7 +80,9 @@ func (c *childApp) changes(ctx context.Context, changed func()) {
 // on stdout ("ready", "drawn", "proxy on"/"proxy off" from the toggle,
 // "restart", "open window", "quit", "stopped") and takes the rest of the
 // app's changes on stdin ("proxy off"/"proxy on": the window's toggle;
-// "update ready"; "lang zh-CN"/"lang en": a settings change; "stop").
+// "update ready"; "lang zh-CN"/"lang en": a settings change; "pressure
+// RATIO NEXT AT": a session's latest request, "pressure none": no session
+// active; "stop").
 func childMain() int {
 	say := func(s string) { fmt.Fprintln(os.Stdout, "tray-child:", s) }
 	ctx, cancel := context.WithCancel(context.Background())
@@ -99,6 +101,10 @@ func childMain() int {
 				app.change(func(st *State) { st.Language = strings.TrimPrefix(cmd, "lang ") })
 			case "stop":
 				cancel()
+			default:
+				if p, ok := parsePressure(cmd); ok {
+					app.change(func(st *State) { st.Pressure = p })
+				}
 			}
 		}
 		cancel()
@@ -122,6 +128,16 @@ func childMain() int {
 	}
 	say("stopped")
 	return 0
+}
+
+// parsePressure reads the child's "pressure RATIO NEXT AT" and "pressure none".
+func parsePressure(cmd string) (Pressure, bool) {
+	if cmd == "pressure none" {
+		return Pressure{}, true
+	}
+	p := Pressure{Session: "6d0b8f3e-1111-4222-8333-944455556666"}
+	_, err := fmt.Sscanf(cmd, "pressure %g %d %g", &p.Ratio, &p.NextLayer, &p.NextThreshold)
+	return p, err == nil
 }
 
 type trayChild struct {
@@ -250,6 +266,10 @@ func toggleIs(on bool) func([]traytest.MenuItem) bool {
 	}
 }
 
+func pressureLineIs(line string) func([]traytest.MenuItem) bool {
+	return func(menu []traytest.MenuItem) bool { return len(menu) > 1 && menu[1].Label == line }
+}
+
 // waitMenu waits until the menu satisfies ok, and returns it.
 func waitMenu(t *testing.T, host *traytest.Host, item traytest.Item, what string, ok func([]traytest.MenuItem) bool) []traytest.MenuItem {
 	t.Helper()
@@ -280,11 +300,11 @@ func TestTrayOverDBus(t *testing.T) {
 		}
 	}
 	wantStatus := "Listening on " + childAddress + " · 0 requests today · 0 active sessions"
-	if want := []string{wantStatus, labelProxy, labelOpen, labelQuit}; strings.Join(labels, "|") != strings.Join(want, "|") {
+	if want := []string{wantStatus, "No active session", labelProxy, labelOpen, labelQuit}; strings.Join(labels, "|") != strings.Join(want, "|") {
 		t.Fatalf("menu labels = %q; want %q", labels, want)
 	}
-	if menu[0].Enabled {
-		t.Errorf("the status line is clickable; want it disabled (information only)")
+	if menu[0].Enabled || menu[1].Enabled {
+		t.Errorf("the status or pressure line is clickable; want both disabled (information only)")
 	}
 	toggle, _ := traytest.Find(menu, labelProxy)
 	if toggle.ToggleType != "checkmark" || toggle.ToggleState != 1 {
@@ -326,13 +346,25 @@ func TestTrayOverDBus(t *testing.T) {
 		_, proxy := traytest.Find(menu, "启用代理")
 		_, open := traytest.Find(menu, "打开窗口")
 		_, quit := traytest.Find(menu, "退出")
-		return proxy && open && quit && strings.HasPrefix(menu[0].Label, "监听 127.0.0.1:")
+		return proxy && open && quit && strings.HasPrefix(menu[0].Label, "监听 127.0.0.1:") && menu[1].Label == "没有活动会话"
 	})
 	child.send(t, "lang en")
 	menu = waitMenu(t, host, item, "after app.language=en", func(menu []traytest.MenuItem) bool {
 		_, ok := traytest.Find(menu, labelOpen)
 		return ok && strings.HasPrefix(menu[0].Label, "Listening on ")
 	})
+
+	// The busiest session's pressure: the line follows it as it rises, and
+	// says so when no session is active any more.
+	for _, step := range []struct{ cmd, line string }{
+		{"pressure 0.42 2 0.55", "Context 42% · next: Layer 2 at 55%"},
+		{"pressure 0.62 3 0.7", "Context 62% · next: Layer 3 at 70%"},
+		{"pressure 0.74 0 0", "Context 74% · every layer reached"},
+		{"pressure none", "No active session"},
+	} {
+		child.send(t, step.cmd)
+		waitMenu(t, host, item, "after "+step.cmd, pressureLineIs(step.line))
+	}
 
 	open, _ := traytest.Find(menu, labelOpen)
 	click(open.ID)

@@ -98,9 +98,9 @@ func recoverTray(action string, f func()) (err error) {
 
 // systrayMenu is the menu on fyne.io/systray.
 type systrayMenu struct {
-	status, toggle, open, restart, quit *systray.MenuItem
-	line, restartLabel                  string
-	on, known                           bool
+	status, pressure, toggle, open, restart, quit *systray.MenuItem
+	line, pressureLine, restartLabel              string
+	on, known                                     bool
 }
 
 // newSystrayMenu builds the menu; systray calls it once its loop is ready.
@@ -111,6 +111,8 @@ func newSystrayMenu() *systrayMenu {
 	m := &systrayMenu{}
 	m.status = systray.AddMenuItem("Longhaul", "")
 	m.status.Disable()
+	m.pressure = systray.AddMenuItem("", "The busiest session's context pressure")
+	m.pressure.Disable()
 	systray.AddSeparator()
 	m.toggle = systray.AddMenuItemCheckbox(labelProxy, "Start or stop the local proxy", false)
 	m.open = systray.AddMenuItem(labelOpen, "Show the Longhaul window")
@@ -128,6 +130,13 @@ func (m *systrayMenu) setStatus(line string) {
 	m.line = line
 	m.status.SetTitle(line)
 	systray.SetTooltip("Longhaul — " + line)
+}
+
+func (m *systrayMenu) setPressure(line string, alert bool) {
+	if line != m.pressureLine {
+		m.pressureLine = line
+		m.pressure.SetTitle(line)
+	}
 }
 
 func (m *systrayMenu) setLabels(t text) {
