@@ -25,6 +25,11 @@ func Run(ctx context.Context, opts Options) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	alert, err := alertIcon()
+	if err != nil {
+		log.Warn("tray: no alert icon; the pressure line still tells", "err", err)
+		alert = icon
+	}
 	items := make(chan *systrayMenu, 1)
 	done := make(chan error, 1)
 	go func() {
@@ -32,7 +37,7 @@ func Run(ctx context.Context, opts Options) error {
 		// on Linux it only waits for Quit).
 		runtime.LockOSThread()
 		done <- recoverTray("run", func() {
-			systray.Run(func() { items <- newSystrayMenu() }, nil)
+			systray.Run(func() { items <- newSystrayMenu(alert) }, nil)
 		})
 	}()
 	var m *systrayMenu
@@ -101,14 +106,17 @@ type systrayMenu struct {
 	status, pressure, toggle, open, restart, quit *systray.MenuItem
 	line, pressureLine, restartLabel              string
 	on, known                                     bool
+	alertIcon                                     []byte // icon with the dot
+	alert                                         bool   // alertIcon is shown
 }
 
 // newSystrayMenu builds the menu; systray calls it once its loop is ready.
-func newSystrayMenu() *systrayMenu {
+// alert is the icon shown from Layer 2 on.
+func newSystrayMenu(alert []byte) *systrayMenu {
 	systray.SetIcon(icon)
 	systray.SetTitle("Longhaul")
 	systray.SetTooltip("Longhaul")
-	m := &systrayMenu{}
+	m := &systrayMenu{alertIcon: alert}
 	m.status = systray.AddMenuItem("Longhaul", "")
 	m.status.Disable()
 	m.pressure = systray.AddMenuItem("", "The busiest session's context pressure")
@@ -136,6 +144,14 @@ func (m *systrayMenu) setPressure(line string, alert bool) {
 	if line != m.pressureLine {
 		m.pressureLine = line
 		m.pressure.SetTitle(line)
+	}
+	if alert != m.alert {
+		m.alert = alert
+		if alert {
+			systray.SetIcon(m.alertIcon)
+		} else {
+			systray.SetIcon(icon)
+		}
 	}
 }
 
