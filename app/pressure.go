@@ -27,7 +27,7 @@ type Pressure struct {
 	// when all have been; NextThreshold its threshold.
 	NextLayer     string   `json:"nextLayer"`
 	NextThreshold float64  `json:"nextThreshold"`
-	nextLayer     int      // NextLayer as 1–3, 0 for "": the tray's form
+	next          int      // NextLayer as the tray shows it: 1–3, 0 for ""
 	LayersApplied []string `json:"layersApplied"` // by the latest request
 	// Account is the account the session is bound to (session affinity), else the one that
 	// served its latest request; Bound says which.
@@ -104,7 +104,7 @@ func pressureOf(e store.Exchange, cfg proxy.Config) Pressure {
 	}
 	if layer, at := nextLayer(p.Ratio, thresholds(cfg.Compaction)); layer > 0 {
 		layers := [3]compact.Layer{compact.Layer1Trim, compact.Layer2Thinking, compact.Layer3Summary}
-		p.NextLayer, p.NextThreshold, p.nextLayer = string(layers[layer-1]), at, layer
+		p.NextLayer, p.NextThreshold, p.next = string(layers[layer-1]), at, layer
 	}
 	return p
 }

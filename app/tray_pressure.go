@@ -140,5 +140,5 @@ func trayPressure(p Pressure, ok bool) tray.Pressure {
 	if !ok {
 		return tray.Pressure{}
 	}
-	return tray.Pressure{Session: p.Session, Ratio: p.Ratio, NextLayer: p.nextLayer, NextThreshold: p.NextThreshold}
+	return tray.Pressure{Session: p.Session, Ratio: p.Ratio, NextLayer: p.next, NextThreshold: p.NextThreshold}
 }

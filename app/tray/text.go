@@ -14,9 +14,9 @@ type text struct {
 	Line              string // "%s · %s · %s": where, requests today, active sessions
 	Requests          func(n int64) string
 	Sessions          func(n int64) string
-	// The pressure line: Pressure "%d%%, %d, %d%%": the ratio, the next
-	// layer and its threshold; PressureTop "%d%%": the ratio past every
-	// threshold; NoSession: no session active lately.
+	// The pressure line. Pressure's verbs: the ratio in percent, the next
+	// layer (1–3), its threshold in percent; PressureTop's: the ratio, past
+	// every threshold. NoSession: no session active lately.
 	Pressure, PressureTop, NoSession string
 }
 

@@ -1,8 +1,9 @@
 // Package tray is the tray icon and its menu: a status line (where the proxy
-// listens, requests today, active sessions), the busiest session's context
-// pressure (the icon gains a red dot from Layer 2 on), the proxy toggle, "Restart to
-// update" once an update is installed, "Open window" and "Quit". It knows
-// nothing of the app: what it shows and what its entries do come in Options.
+// listens, requests today, active sessions), a pressure line (the busiest
+// session's context pressure and next compaction layer; from Layer 2 on the
+// icon has an amber dot), the proxy toggle, "Restart to update" once an
+// update is installed, "Open window" and "Quit". It knows nothing of the
+// app: what it shows and what its entries do come in Options.
 package tray
 
 import (
@@ -39,9 +40,9 @@ type Pressure struct {
 }
 
 // alert reports whether the session is at Layer 2 or above (its ratio
-// reached the Layer-2 threshold): the icon then changes. The thresholds rise
-// from layer to layer (the settings refuse anything else), so that is a next
-// layer past 2, or none left.
+// reached the Layer-2 threshold): the icon then changes. The thresholds never
+// fall from layer to layer (settings validation refuses that), so that is a
+// next layer past 2, or none left.
 func (p Pressure) alert() bool {
 	return p.Session != "" && (p.NextLayer == 0 || p.NextLayer > 2)
 }
