@@ -187,11 +187,11 @@ wait_visible yes || fail "no window (tray run)"
 sleep 1 # let the window settle where the last run left it before moving it
 item=\$(tray wait) || fail "the tray icon did not register: \$item"
 menu=\$(tray menu) || fail "tray menu: \$menu"
-case "\$menu" in "Listening on 127.0.0.1:$port · "*"|Proxy on [x]|Open window|Quit") ;; *) fail "tray menu is \$menu";; esac
+case "\$menu" in "Listening on 127.0.0.1:$port · "*"|No active session|Proxy on [x]|Open window|Quit") ;; *) fail "tray menu is \$menu";; esac
 r=\$(tray click "Proxy on") || fail "tray click: \$r"
 wait_proxy down || fail "the tray's toggle did not stop the proxy"
 menu=\$(tray menu) || fail "tray menu: \$menu"
-case "\$menu" in "Proxy off · "*"|Proxy on|Open window|Quit") ;; *) fail "tray menu after stopping is \$menu";; esac
+case "\$menu" in "Proxy off · "*"|No active session|Proxy on|Open window|Quit") ;; *) fail "tray menu after stopping is \$menu";; esac
 r=\$(tray click "Proxy on") || fail "tray click: \$r"
 wait_proxy up || fail "the tray's toggle did not start the proxy"
 xdotool windowmove "\$win" 20 30

@@ -5,6 +5,7 @@ import (
 
 	"longhaul/proxy"
 	"longhaul/proxy/compact"
+	"longhaul/store"
 )
 
 // Pressure is a session's context pressure as its latest request showed it, small enough for
@@ -26,6 +27,7 @@ type Pressure struct {
 	// when all have been; NextThreshold its threshold.
 	NextLayer     string   `json:"nextLayer"`
 	NextThreshold float64  `json:"nextThreshold"`
+	next          int      // NextLayer as the tray shows it: 1–3, 0 for ""
 	LayersApplied []string `json:"layersApplied"` // by the latest request
 	// Account is the account the session is bound to (session affinity), else the one that
 	// served its latest request; Bound says which.
@@ -46,6 +48,17 @@ func thresholds(c proxy.CompactionConfig) [3]float64 {
 	return t
 }
 
+// nextLayer is the first compaction layer (1–3) whose threshold ratio has not reached, and that
+// threshold; 0 when it has reached them all.
+func nextLayer(ratio float64, th [3]float64) (layer int, threshold float64) {
+	for i, t := range th {
+		if ratio < t {
+			return i + 1, t
+		}
+	}
+	return 0, 0
+}
+
 // Pressure reports a session's context pressure, or the most recently active one's when id
 // is "" or "latest"; store.ErrNotFound (wrapped) when there is no such session in history.
 func (h *History) Pressure(id string) (Pressure, error) {
@@ -57,7 +70,16 @@ func (h *History) Pressure(id string) (Pressure, error) {
 	if err != nil {
 		return Pressure{}, err
 	}
-	cfg := a.proxy.Config()
+	p := pressureOf(e, a.proxy.Config())
+	if acct, ok := a.proxy.Pool().SessionAccount(e.SessionID, a.now()); ok {
+		p.Account, p.Bound = acct.Name(), true
+	}
+	return p, nil
+}
+
+// pressureOf is the pressure e, a session's latest /v1/messages exchange, shows under cfg's
+// context limits and compaction thresholds (Account is the one that served e).
+func pressureOf(e store.Exchange, cfg proxy.Config) Pressure {
 	p := Pressure{
 		Session: e.SessionID, Model: e.Model, Tokens: e.TokensBefore, Limit: e.ContextLimit,
 		Ratio: e.PressureBefore, ForwardedTokens: e.TokensAfter, ForwardedRatio: e.PressureAfter,
@@ -80,14 +102,9 @@ func (h *History) Pressure(id string) (Pressure, error) {
 	if p.ForwardedRatio == 0 && p.Limit > 0 {
 		p.ForwardedRatio = float64(p.ForwardedTokens) / float64(p.Limit)
 	}
-	for i, t := range thresholds(cfg.Compaction) {
-		if p.Ratio < t {
-			p.NextLayer, p.NextThreshold = []string{"Layer-1", "Layer-2", "Layer-3"}[i], t
-			break
-		}
+	if layer, at := nextLayer(p.Ratio, thresholds(cfg.Compaction)); layer > 0 {
+		layers := [3]compact.Layer{compact.Layer1Trim, compact.Layer2Thinking, compact.Layer3Summary}
+		p.NextLayer, p.NextThreshold, p.next = string(layers[layer-1]), at, layer
 	}
-	if acct, ok := a.proxy.Pool().SessionAccount(e.SessionID, a.now()); ok {
-		p.Account, p.Bound = acct.Name(), true
-	}
-	return p, nil
+	return p
 }

@@ -62,10 +62,16 @@ func (a *App) RunDesktop(assets fs.FS, startHidden bool) error {
 
 // follow calls f with each event of the live feed until ctx ends. A
 // subscriber that fell behind subscribes again; the feed replays the latest
-// event of each name, so it is current again at once.
-func (a *App) follow(ctx context.Context, f func(recorder.Event)) {
+// event of each name, so it is current again at once. subscribed, if not
+// nil, runs after each subscription and before its events: a follower that
+// keeps more than the latest events (the tray's session pressures) reloads
+// what it may have missed there.
+func (a *App) follow(ctx context.Context, subscribed func(), f func(recorder.Event)) {
 	for {
 		events, unsubscribe := a.events.Subscribe()
+		if subscribed != nil {
+			subscribed()
+		}
 		for open := true; open; {
 			select {
 			case <-ctx.Done():
@@ -85,7 +91,7 @@ func (a *App) follow(ctx context.Context, f func(recorder.Event)) {
 
 // forwardEvents relays the live feed to the window until ctx ends.
 func (a *App) forwardEvents(ctx context.Context, emit func(name string, data any)) {
-	a.follow(ctx, func(e recorder.Event) {
+	a.follow(ctx, nil, func(e recorder.Event) {
 		var v any
 		if json.Unmarshal(e.Data, &v) == nil {
 			emit(e.Name, v)
@@ -96,14 +102,29 @@ func (a *App) forwardEvents(ctx context.Context, emit func(name string, data any
 // trayOptions are what the tray shows and does; show and quit are the
 // window's.
 func (a *App) trayOptions(show, quit func()) tray.Options {
+	pressures := newSessionPressures()
 	return tray.Options{
-		State: a.trayState,
+		State: func(ctx context.Context) tray.State { return a.trayState(ctx, pressures) },
 		Changes: func(ctx context.Context, changed func()) {
 			// The status event also follows every settings change (Reload
 			// publishes it), which is how a new app.language reaches the tray.
-			a.follow(ctx, func(e recorder.Event) {
-				if e.Name == EventProxyStatus || e.Name == EventUpdateStatus {
+			// History batches carry every finished exchange: the pressure line
+			// follows them.
+			a.follow(ctx, func() {
+				if err := pressures.load(ctx, a.store, a.now()); err != nil && ctx.Err() == nil {
+					a.log.Warn("tray: session pressures", "err", err)
+				}
+				changed()
+			}, func(e recorder.Event) {
+				switch e.Name {
+				case EventProxyStatus, EventUpdateStatus:
 					changed()
+				case EventHistoryExchanges:
+					if ok, err := pressures.observe(e.Data); err != nil {
+						a.log.Warn("tray: session pressures", "err", err)
+					} else if ok {
+						changed()
+					}
 				}
 			})
 		},
@@ -118,8 +139,9 @@ func (a *App) trayOptions(show, quit func()) tray.Options {
 	}
 }
 
-// trayState is the tray's view of the app.
-func (a *App) trayState(ctx context.Context) tray.State {
+// trayState is the tray's view of the app; pressures are the sessions the
+// tray's Changes keeps.
+func (a *App) trayState(ctx context.Context, pressures *sessionPressures) tray.State {
 	st := a.Status()
 	sessions := 0 // sessions bound to an account (used within the affinity window, an hour)
 	for _, acc := range a.proxy.Pool().Status(a.now()) {
@@ -136,5 +158,6 @@ func (a *App) trayState(ctx context.Context) tray.State {
 	return tray.State{
 		Running: st.Running, Address: st.Address, Error: st.Error, Requests: st.Requests,
 		Sessions: sessions, Language: language, Update: installed,
+		Pressure: trayPressure(pressures.busiest(a.proxy.Config(), a.now())),
 	}
 }

@@ -2,6 +2,9 @@
 
 package tray
 
+// alertIcon is icon with the alert dot (Layer 2 and above).
+func alertIcon() ([]byte, error) { return alertPNG(icon) }
+
 // icon is build/appicon.png at 64×64 (convert appicon.png -resize 64x64 -strip PNG32:-),
 // kept in Go so the package needs no file outside it.
 var icon = []byte{

@@ -2,6 +2,9 @@
 
 package tray
 
+// alertIcon is icon with the alert dot (Layer 2 and above).
+func alertIcon() ([]byte, error) { return alertICO(icon) }
+
 // icon is build/appicon.png as a 32×32 and 16×16 .ico (the Windows tray
 // takes .ico only): convert appicon.png -define icon:auto-resize=32,16 tray.ico
 var icon = []byte{

@@ -13,7 +13,8 @@ import (
 type fakeMenu struct {
 	mu                    sync.Mutex
 	status, restart, open string
-	on                    bool
+	pressure              string
+	on, alert             bool
 	relabels              int
 }
 
@@ -21,11 +22,16 @@ func (m *fakeMenu) setStatus(line string)   { m.mu.Lock(); m.status = line; m.mu
 func (m *fakeMenu) setProxy(on bool)        { m.mu.Lock(); m.on = on; m.mu.Unlock() }
 func (m *fakeMenu) setRestart(label string) { m.mu.Lock(); m.restart = label; m.mu.Unlock() }
 func (m *fakeMenu) setLabels(t text)        { m.mu.Lock(); m.open = t.Open; m.relabels++; m.mu.Unlock() }
+func (m *fakeMenu) setPressure(line string, alert bool) {
+	m.mu.Lock()
+	m.pressure, m.alert = line, alert
+	m.mu.Unlock()
+}
 
 func (m *fakeMenu) get() fakeMenu {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return fakeMenu{status: m.status, restart: m.restart, open: m.open, on: m.on, relabels: m.relabels}
+	return fakeMenu{status: m.status, restart: m.restart, open: m.open, pressure: m.pressure, on: m.on, alert: m.alert, relabels: m.relabels}
 }
 
 // The loop draws State when told of a change, flips the proxy from what
@@ -74,6 +80,15 @@ func TestLoopFollowsStateAndClicks(t *testing.T) {
 	wait.Until(t, "the proxy off after the toggle", func() bool { return !m.get().on })
 	c.toggle <- struct{}{}
 	wait.Until(t, "the proxy on after the second toggle", func() bool { return m.get().on })
+	if got := m.get().pressure; got != "No active session" {
+		t.Errorf("pressure line with no session = %q; want \"No active session\"", got)
+	}
+	set(func(st *State) {
+		st.Pressure = Pressure{Session: "s1", Ratio: 0.62, NextLayer: 3, NextThreshold: 0.7}
+	})
+	wait.Until(t, "the pressure line and the alert icon", func() bool {
+		return m.get().pressure == "Context 62% · next: Layer 3 at 70%" && m.get().alert
+	})
 	set(func(st *State) { st.Update = "9.9.9" })
 	wait.Until(t, "the restart entry", func() bool { return m.get().restart == "Restart to update (version 9.9.9)" })
 	set(func(st *State) { st.Language = "zh-CN" })

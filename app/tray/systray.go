@@ -25,6 +25,11 @@ func Run(ctx context.Context, opts Options) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	alert, err := alertIcon()
+	if err != nil {
+		log.Warn("tray: no alert icon; the pressure line still tells", "err", err)
+		alert = icon
+	}
 	items := make(chan *systrayMenu, 1)
 	done := make(chan error, 1)
 	go func() {
@@ -32,7 +37,7 @@ func Run(ctx context.Context, opts Options) error {
 		// on Linux it only waits for Quit).
 		runtime.LockOSThread()
 		done <- recoverTray("run", func() {
-			systray.Run(func() { items <- newSystrayMenu() }, nil)
+			systray.Run(func() { items <- newSystrayMenu(alert) }, nil)
 		})
 	}()
 	var m *systrayMenu
@@ -98,19 +103,24 @@ func recoverTray(action string, f func()) (err error) {
 
 // systrayMenu is the menu on fyne.io/systray.
 type systrayMenu struct {
-	status, toggle, open, restart, quit *systray.MenuItem
-	line, restartLabel                  string
-	on, known                           bool
+	status, pressure, toggle, open, restart, quit *systray.MenuItem
+	line, pressureLine, restartLabel              string
+	on, known                                     bool
+	alertIcon                                     []byte // icon with the dot
+	alert                                         bool   // alertIcon is shown
 }
 
 // newSystrayMenu builds the menu; systray calls it once its loop is ready.
-func newSystrayMenu() *systrayMenu {
+// alert is the icon shown from Layer 2 on.
+func newSystrayMenu(alert []byte) *systrayMenu {
 	systray.SetIcon(icon)
 	systray.SetTitle("Longhaul")
 	systray.SetTooltip("Longhaul")
-	m := &systrayMenu{}
+	m := &systrayMenu{alertIcon: alert}
 	m.status = systray.AddMenuItem("Longhaul", "")
 	m.status.Disable()
+	m.pressure = systray.AddMenuItem("", "The busiest session's context pressure")
+	m.pressure.Disable()
 	systray.AddSeparator()
 	m.toggle = systray.AddMenuItemCheckbox(labelProxy, "Start or stop the local proxy", false)
 	m.open = systray.AddMenuItem(labelOpen, "Show the Longhaul window")
@@ -128,6 +138,21 @@ func (m *systrayMenu) setStatus(line string) {
 	m.line = line
 	m.status.SetTitle(line)
 	systray.SetTooltip("Longhaul — " + line)
+}
+
+func (m *systrayMenu) setPressure(line string, alert bool) {
+	if line != m.pressureLine {
+		m.pressureLine = line
+		m.pressure.SetTitle(line)
+	}
+	if alert != m.alert {
+		m.alert = alert
+		if alert {
+			systray.SetIcon(m.alertIcon)
+		} else {
+			systray.SetIcon(icon)
+		}
+	}
 }
 
 func (m *systrayMenu) setLabels(t text) {

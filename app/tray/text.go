@@ -1,6 +1,9 @@
 package tray
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // text is the tray's wording in one language (app.language).
 type text struct {
@@ -11,6 +14,10 @@ type text struct {
 	Line              string // "%s · %s · %s": where, requests today, active sessions
 	Requests          func(n int64) string
 	Sessions          func(n int64) string
+	// The pressure line. Pressure's verbs: the ratio in percent, the next
+	// layer (1–3), its threshold in percent; PressureTop's: the ratio, past
+	// every threshold. NoSession: no session active lately.
+	Pressure, PressureTop, NoSession string
 }
 
 // texts by app.language; anything else reads English.
@@ -22,6 +29,8 @@ var texts = map[string]text{
 		Line:     "%s · %s today · %s",
 		Requests: func(n int64) string { return plural(n, "request") },
 		Sessions: func(n int64) string { return plural(n, "active session") },
+		Pressure: "Context %d%% · next: Layer %d at %d%%", PressureTop: "Context %d%% · every layer reached",
+		NoSession: "No active session",
 	},
 	"zh-CN": {
 		Proxy: "启用代理", Open: "打开窗口", Quit: "退出",
@@ -30,6 +39,8 @@ var texts = map[string]text{
 		Line:     "%s · 今日 %s · %s",
 		Requests: func(n int64) string { return fmt.Sprintf("%d 个请求", n) },
 		Sessions: func(n int64) string { return fmt.Sprintf("%d 个活动会话", n) },
+		Pressure: "上下文 %d%% · 下一层：第 %d 层（%d%%）", PressureTop: "上下文 %d%% · 各层均已触发",
+		NoSession: "没有活动会话",
 	},
 }
 
@@ -78,3 +89,20 @@ func plural(n int64, noun string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }
+
+// pressureLine is the tray's second line: the busiest session's pressure and
+// the layer that comes next. Percentages round down, so a session at 69.9%
+// never reads as having reached a threshold of 70%.
+func (t text) pressureLine(p Pressure) string {
+	switch {
+	case p.Session == "":
+		return t.NoSession
+	case p.NextLayer == 0:
+		return fmt.Sprintf(t.PressureTop, percent(p.Ratio))
+	}
+	return fmt.Sprintf(t.Pressure, percent(p.Ratio), p.NextLayer, int(math.Round(p.NextThreshold*100)))
+}
+
+// percent is ratio in whole percent, rounded down; the tolerance keeps 0.29
+// at 29 (0.29×100 is 28.999… in floating point).
+func percent(ratio float64) int { return int(math.Floor(ratio*100 + 1e-9)) }

@@ -1,7 +1,9 @@
 // Package tray is the tray icon and its menu: a status line (where the proxy
-// listens, requests today, active sessions), the proxy toggle, "Restart to
-// update" once an update is installed, "Open window" and "Quit". It knows
-// nothing of the app: what it shows and what its entries do come in Options.
+// listens, requests today, active sessions), a pressure line (the busiest
+// session's context pressure and next compaction layer; from Layer 2 on the
+// icon has an amber dot), the proxy toggle, "Restart to update" once an
+// update is installed, "Open window" and "Quit". It knows nothing of the
+// app: what it shows and what its entries do come in Options.
 package tray
 
 import (
@@ -21,6 +23,28 @@ type State struct {
 	Sessions int    // active sessions
 	Language string // app.language; one the tray does not speak reads English
 	Update   string // version of an installed update waiting for a restart; "": none
+	Pressure Pressure
+}
+
+// Pressure is the context pressure of the busiest session (which one is the
+// app's choice), as the pressure line and the icon show it.
+type Pressure struct {
+	Session string // "": no session active lately; the rest is then zero
+	// Ratio is the session's latest request's size over the model's context
+	// window, as the compaction thresholds see it.
+	Ratio float64
+	// NextLayer is the next compaction layer (1–3) and NextThreshold the
+	// ratio it starts at; 0: the ratio has reached every layer's threshold.
+	NextLayer     int
+	NextThreshold float64
+}
+
+// alert reports whether the session is at Layer 2 or above (its ratio
+// reached the Layer-2 threshold): the icon then changes. The thresholds never
+// fall from layer to layer (settings validation refuses that), so that is a
+// next layer past 2, or none left.
+func (p Pressure) alert() bool {
+	return p.Session != "" && (p.NextLayer == 0 || p.NextLayer > 2)
 }
 
 // Options are what the tray shows and what its entries do. Only State is
@@ -54,6 +78,7 @@ const refresh = 5 * time.Second
 // menu is the platform tray as the loop drives it (systray.go).
 type menu interface {
 	setStatus(line string)
+	setPressure(line string, alert bool) // alert: the icon with the dot
 	setProxy(on bool)
 	setRestart(label string) // "": hidden
 	setLabels(t text)        // the fixed entries' wording
@@ -153,6 +178,7 @@ func (l *loop) render(ctx context.Context) {
 	now := time.Now()
 	l.menu.setProxy(st.Running)
 	l.menu.setStatus(l.text.statusLine(st, l.days.today(now, st.Requests)))
+	l.menu.setPressure(l.text.pressureLine(st.Pressure), st.Pressure.alert())
 	l.menu.setRestart(l.text.restartLabel(st.Update))
 }
 

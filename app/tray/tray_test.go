@@ -36,6 +36,43 @@ func TestTrayStatusLine(t *testing.T) {
 	}
 }
 
+func TestTrayPressureLine(t *testing.T) {
+	const session = "6d0b8f3e-1111-4222-8333-944455556666"
+	for _, tc := range []struct {
+		name  string
+		lang  string
+		p     Pressure
+		want  string
+		alert bool
+	}{
+		{"no active session", "en", Pressure{}, "No active session", false},
+		{"below Layer 1", "en", Pressure{Session: session, Ratio: 0.12, NextLayer: 1, NextThreshold: 0.4},
+			"Context 12% · next: Layer 1 at 40%", false},
+		{"Layer 1 reached", "en", Pressure{Session: session, Ratio: 0.5, NextLayer: 2, NextThreshold: 0.55},
+			"Context 50% · next: Layer 2 at 55%", false},
+		{"Layer 2 reached changes the icon", "en", Pressure{Session: session, Ratio: 0.62, NextLayer: 3, NextThreshold: 0.7},
+			"Context 62% · next: Layer 3 at 70%", true},
+		{"every layer reached", "en", Pressure{Session: session, Ratio: 0.81},
+			"Context 81% · every layer reached", true},
+		{"a hair under a threshold does not read as reaching it", "en", Pressure{Session: session, Ratio: 0.6999, NextLayer: 3, NextThreshold: 0.7},
+			"Context 69% · next: Layer 3 at 70%", true},
+		{"a whole percent stays whole", "en", Pressure{Session: session, Ratio: 0.29, NextLayer: 1, NextThreshold: 0.4},
+			"Context 29% · next: Layer 1 at 40%", false},
+		{"Chinese", "zh-CN", Pressure{Session: session, Ratio: 0.62, NextLayer: 3, NextThreshold: 0.7},
+			"上下文 62% · 下一层：第 3 层（70%）", true},
+		{"Chinese, no active session", "zh-CN", Pressure{}, "没有活动会话", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := textFor(tc.lang).pressureLine(tc.p); got != tc.want {
+				t.Errorf("pressureLine[%s](%+v) = %q; want %q", tc.lang, tc.p, got, tc.want)
+			}
+			if got := tc.p.alert(); got != tc.alert {
+				t.Errorf("(%+v).alert() = %v; want %v", tc.p, got, tc.alert)
+			}
+		})
+	}
+}
+
 func TestDayCounterRestartsAtMidnight(t *testing.T) {
 	var d dayCounter
 	morning := time.Date(2026, 11, 22, 9, 0, 0, 0, time.Local)
@@ -57,7 +94,8 @@ func TestDayCounterRestartsAtMidnight(t *testing.T) {
 func TestTrayTextsComplete(t *testing.T) {
 	for lang, text := range texts {
 		if text.Proxy == "" || text.Open == "" || text.Quit == "" || text.Restart == "" || text.Listening == "" ||
-			text.Off == "" || text.OffBecause == "" || text.Line == "" || text.Requests == nil || text.Sessions == nil {
+			text.Off == "" || text.OffBecause == "" || text.Line == "" || text.Requests == nil || text.Sessions == nil ||
+			text.Pressure == "" || text.PressureTop == "" || text.NoSession == "" {
 			t.Errorf("tray text %s is incomplete: %+v", lang, text)
 		}
 	}

@@ -167,6 +167,36 @@ func (h *Host) menuPath(it Item) (dbus.ObjectPath, error) {
 	return p, nil
 }
 
+// Pixmap is one size of an item's icon: Width×Height pixels, row by row,
+// each A, R, G, B (StatusNotifierItem's IconPixmap, ARGB32 in network byte
+// order).
+type Pixmap struct {
+	Width, Height int32
+	ARGB          []byte
+}
+
+// At is the pixel at (x, y) as A, R, G, B; nil outside the pixmap.
+func (p Pixmap) At(x, y int) []byte {
+	i := (y*int(p.Width) + x) * 4
+	if x < 0 || y < 0 || x >= int(p.Width) || y >= int(p.Height) || i+4 > len(p.ARGB) {
+		return nil
+	}
+	return p.ARGB[i : i+4]
+}
+
+// Icon reads the item's icon (its IconPixmap property), as a panel draws it.
+func (h *Host) Icon(it Item) ([]Pixmap, error) {
+	v, err := h.conn.Object(it.Service, it.Path).GetProperty("org.kde.StatusNotifierItem.IconPixmap")
+	if err != nil {
+		return nil, fmt.Errorf("read the item's IconPixmap property: %w", err)
+	}
+	var icon []Pixmap
+	if err := dbus.Store([]any{v.Value()}, &icon); err != nil {
+		return nil, fmt.Errorf("IconPixmap is %s: %w", v.Signature(), err)
+	}
+	return icon, nil
+}
+
 // Menu reads the item's whole menu (GetLayout of the root, all levels).
 func (h *Host) Menu(it Item) ([]MenuItem, error) {
 	path, err := h.menuPath(it)
