@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unsafe"
@@ -115,6 +116,31 @@ type CompactionStep struct {
 	Items        int           `json:"items"`
 	Duration     time.Duration `json:"durationNs"`
 	CacheHit     bool          `json:"cacheHit"`
+	// Edits is what the step changed (the ledger, proxy/compact/ledger.go); none on a step
+	// recorded before migration 010.
+	Edits []Edit `json:"edits,omitempty"`
+}
+
+// Edit is one change a compaction step made to the request, as compact.Edit records it.
+type Edit struct {
+	// Kind is a compact.EditKind ("rounds-removed", "thinking-elided", "model-renamed", …).
+	Kind string `json:"kind"`
+	// Message is the message's index in the request as received (-1: a message the step
+	// built, or none); Through the last index of a span of removed messages.
+	Message int `json:"message"`
+	Through int `json:"through"`
+	// Block is the block's index in that message (-1: the whole message).
+	Block int `json:"block"`
+	// Count is how many messages or blocks the edit stands for.
+	Count int `json:"count"`
+	// TokensBefore and TokensAfter estimate (uncalibrated) what the edited part held.
+	TokensBefore int `json:"tokensBefore"`
+	TokensAfter  int `json:"tokensAfter"`
+	// Before and After are short previews of the text on each side, redacted.
+	Before string `json:"before"`
+	After  string `json:"after"`
+	// Note names what the edit is about: a tool_use id, a block type, the setting.
+	Note string `json:"note"`
 }
 
 // Bodies are the request as received, as forwarded (when different) and the reply (for a
@@ -164,6 +190,34 @@ func redactExchange(e *Exchange, r *Redactor) {
 	for i := range e.Attempts {
 		e.Attempts[i].Error = r.RedactString(e.Attempts[i].Error)
 	}
+	e.Compaction = redactSteps(e.Compaction, r)
+}
+
+// redactSteps masks the text of the steps' edits (previews hold the request's own text: a
+// pasted key, a tool's output). It copies the steps and their edits before the first change,
+// so the caller's are never written, and returns steps itself when nothing matched: most
+// ledgers hold no secret, and copying every one would cost the writer for nothing.
+func redactSteps(steps []CompactionStep, r *Redactor) []CompactionStep {
+	copied := false
+	for i := range steps {
+		editsCopied := false
+		for j := range steps[i].Edits {
+			ed := steps[i].Edits[j]
+			before, after, note := r.RedactString(ed.Before), r.RedactString(ed.After), r.RedactString(ed.Note)
+			if before == ed.Before && after == ed.After && note == ed.Note {
+				continue
+			}
+			if !copied {
+				steps, copied = slices.Clone(steps), true
+			}
+			if !editsCopied {
+				steps[i].Edits, editsCopied = slices.Clone(steps[i].Edits), true
+			}
+			ed.Before, ed.After, ed.Note = before, after, note
+			steps[i].Edits[j] = ed
+		}
+	}
+	return steps
 }
 
 // exchangeColumns are the columns of a row write, bound in this order (exchangeWriter.write).
@@ -260,7 +314,7 @@ func (st *Store) WriteExchanges(ctx context.Context, batch []Exchange) error {
 }
 
 const (
-	insertStep   = `INSERT OR REPLACE INTO exchange_compaction (exchange_seq, n, layer, tokens_before, tokens_after, raw_before, raw_after, items, duration_ns, cache_hit) VALUES (?,?,?,?,?,?,?,?,?,?)`
+	insertStep   = `INSERT OR REPLACE INTO exchange_compaction (exchange_seq, n, layer, tokens_before, tokens_after, raw_before, raw_after, items, duration_ns, cache_hit, edits) VALUES (?,?,?,?,?,?,?,?,?,?,?)`
 	upsertBodies = `INSERT INTO exchange_bodies (exchange_seq, request, forwarded, reply) VALUES (?,?,?,?)
 			ON CONFLICT (exchange_seq) DO UPDATE SET request=excluded.request, forwarded=excluded.forwarded, reply=excluded.reply`
 )
@@ -361,7 +415,11 @@ func (w *exchangeWriter) write(ctx context.Context, e Exchange) error {
 	// A finished row is written once (a failed batch rolls back whole), so its steps are new;
 	// OR REPLACE keeps a repeated write harmless without a DELETE per row.
 	for i, c := range e.Compaction {
-		if _, err := w.step.ExecContext(ctx, seq, i, c.Layer, c.TokensBefore, c.TokensAfter, c.RawBefore, c.RawAfter, c.Items, int64(c.Duration), c.CacheHit); err != nil {
+		edits := "" // no edits: as on the rows written before the ledger
+		if len(c.Edits) > 0 {
+			edits = string(appendEdits(nil, c.Edits))
+		}
+		if _, err := w.step.ExecContext(ctx, seq, i, c.Layer, c.TokensBefore, c.TokensAfter, c.RawBefore, c.RawAfter, c.Items, int64(c.Duration), c.CacheHit, edits); err != nil {
 			return fmt.Errorf("compaction step %d: %w", i, err)
 		}
 	}

@@ -105,7 +105,11 @@ func (e *Exchange) appendJSON(b []byte) []byte {
 			b = appendInt(append(b, `,"rawAfter":`...), int64(c.RawAfter))
 			b = appendInt(append(b, `,"items":`...), int64(c.Items))
 			b = appendInt(append(b, `,"durationNs":`...), int64(c.Duration))
-			b = append(strconv.AppendBool(append(b, `,"cacheHit":`...), c.CacheHit), '}')
+			b = strconv.AppendBool(append(b, `,"cacheHit":`...), c.CacheHit)
+			if len(c.Edits) > 0 {
+				b = appendEdits(append(b, `,"edits":`...), c.Edits)
+			}
+			b = append(b, '}')
 		}
 		b = append(b, ']')
 	}
@@ -121,6 +125,28 @@ func (e *Exchange) appendJSON(b []byte) []byte {
 		b = AppendExchangesJSON(append(b, `,"replays":`...), e.Replays)
 	}
 	return append(b, '}')
+}
+
+// appendEdits writes a step's edits as json.Marshal does: for the live feed and for the
+// edits column of exchange_compaction, which holds the same JSON.
+func appendEdits(b []byte, edits []Edit) []byte {
+	b = append(b, '[')
+	for i, ed := range edits {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(append(b, `{"kind":`...), ed.Kind)
+		b = appendInt(append(b, `,"message":`...), int64(ed.Message))
+		b = appendInt(append(b, `,"through":`...), int64(ed.Through))
+		b = appendInt(append(b, `,"block":`...), int64(ed.Block))
+		b = appendInt(append(b, `,"count":`...), int64(ed.Count))
+		b = appendInt(append(b, `,"tokensBefore":`...), int64(ed.TokensBefore))
+		b = appendInt(append(b, `,"tokensAfter":`...), int64(ed.TokensAfter))
+		b = appendJSONString(append(b, `,"before":`...), ed.Before)
+		b = appendJSONString(append(b, `,"after":`...), ed.After)
+		b = append(appendJSONString(append(b, `,"note":`...), ed.Note), '}')
+	}
+	return append(b, ']')
 }
 
 func appendInt(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) }

@@ -255,7 +255,7 @@ func (st *Store) loadDetail(ctx context.Context, e *Exchange) error {
 	} else if err := st.loadAttemptRows(ctx, e); err != nil { // a row from before migration 007
 		return err
 	}
-	rows, err := st.db.QueryContext(ctx, `SELECT layer, tokens_before, tokens_after, raw_before, raw_after, items, duration_ns, cache_hit
+	rows, err := st.db.QueryContext(ctx, `SELECT layer, tokens_before, tokens_after, raw_before, raw_after, items, duration_ns, cache_hit, edits
 		FROM exchange_compaction WHERE exchange_seq = ? ORDER BY n`, e.Seq)
 	if err != nil {
 		return fmt.Errorf("compaction steps: %w", err)
@@ -263,9 +263,16 @@ func (st *Store) loadDetail(ctx context.Context, e *Exchange) error {
 	for rows.Next() {
 		var c CompactionStep
 		var dur int64
-		if err := rows.Scan(&c.Layer, &c.TokensBefore, &c.TokensAfter, &c.RawBefore, &c.RawAfter, &c.Items, &dur, &c.CacheHit); err != nil {
+		var edits string
+		if err := rows.Scan(&c.Layer, &c.TokensBefore, &c.TokensAfter, &c.RawBefore, &c.RawAfter, &c.Items, &dur, &c.CacheHit, &edits); err != nil {
 			rows.Close() //nolint:errcheck
 			return fmt.Errorf("compaction steps: %w", err)
+		}
+		if edits != "" { // '' on a step without edits, or recorded before migration 010
+			if err := json.Unmarshal([]byte(edits), &c.Edits); err != nil {
+				rows.Close() //nolint:errcheck
+				return fmt.Errorf("compaction step %d edits: %w", len(e.Compaction), err)
+			}
 		}
 		c.Duration = time.Duration(dur)
 		e.Compaction = append(e.Compaction, c)

@@ -39,8 +39,11 @@ func fullExchange(i int, start time.Time) Exchange {
 			{AccountID: int64(1 + i%2), AccountName: []string{"work", "home"}[i%2], Status: 200, Start: start.Add(40 * time.Millisecond), Duration: 1900 * time.Millisecond},
 		},
 		Compaction: []CompactionStep{
-			{Layer: "tool-results", TokensBefore: 120000, TokensAfter: 100000, RawBefore: 110000, RawAfter: 92000, Items: 3, Duration: time.Millisecond},
-			{Layer: "Layer-1", TokensBefore: 100000, TokensAfter: 70000, RawBefore: 92000, RawAfter: 64000, Items: 2, Duration: 2 * time.Millisecond, CacheHit: true},
+			{Layer: "tool-results", TokensBefore: 120000, TokensAfter: 100000, RawBefore: 110000, RawAfter: 92000, Items: 3, Duration: time.Millisecond,
+				Edits: []Edit{{Kind: "result-shortened", Message: 4, Through: 4, Block: 1, Count: 1, TokensBefore: 9000, TokensAfter: 800,
+					Before: "line 1 of a long <log> & more", After: "line 1 … [8200 tokens elided]", Note: "toolu_01"}}},
+			{Layer: "Layer-1", TokensBefore: 100000, TokensAfter: 70000, RawBefore: 92000, RawAfter: 64000, Items: 2, Duration: 2 * time.Millisecond, CacheHit: true,
+				Edits: []Edit{{Kind: "rounds-removed", Message: 1, Through: 6, Block: -1, Count: 6, TokensBefore: 30000, Before: "assistant: [tool_use bash toolu_00]"}}},
 		},
 		Bodies: &Bodies{
 			Request:   `{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"hello ` + fmt.Sprint(i) + `"}]}`,
@@ -444,7 +447,7 @@ func TestHistoryMigrationUpgradesAnExistingDatabase(t *testing.T) {
 	}
 	for _, q := range []string{
 		`DROP TABLE exchange_bodies`, `DROP TABLE exchange_compaction`, `DROP TABLE exchange_attempts`, `DROP TABLE exchanges`,
-		`DELETE FROM schema_migrations WHERE name IN ('002_history.sql', '006_account_kinds.sql', '007_attempts_in_row.sql', '008_inventory.sql', '009_replay_of.sql')`,
+		`DELETE FROM schema_migrations WHERE name IN ('002_history.sql', '006_account_kinds.sql', '007_attempts_in_row.sql', '008_inventory.sql', '009_replay_of.sql', '010_ledger.sql')`,
 	} {
 		if _, err := st.db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)

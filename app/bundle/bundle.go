@@ -91,8 +91,9 @@ type Manifest struct {
 }
 
 // Ledger is ledger.json: what each step did to the request. Source says where the steps come
-// from: "compaction" (store.CompactionStep totals; Edits empty) until the server records a
-// ledger of edits (issue 14), which fills Edits and names itself "ledger".
+// from: "ledger" when the server recorded the edits of its steps (store.CompactionStep.Edits,
+// proxy/compact/ledger.go), "compaction" for an exchange recorded before that, whose steps
+// carry their totals only (Edits empty).
 type Ledger struct {
 	Format int          `json:"format"`
 	Source string       `json:"source"`
@@ -101,7 +102,7 @@ type Ledger struct {
 
 // LedgerStep is one step that changed the request.
 type LedgerStep struct {
-	Step         string        `json:"step"` // "tool-results", "Layer-1", …, later "model-map", "signature-repair"
+	Step         string        `json:"step"` // "tool-results", "Layer-1", …, "model-map", "translate"
 	TokensBefore int           `json:"tokensBefore"`
 	TokensAfter  int           `json:"tokensAfter"`
 	RawBefore    int           `json:"rawBefore"`
@@ -109,13 +110,16 @@ type LedgerStep struct {
 	Items        int           `json:"items"`
 	Duration     time.Duration `json:"durationNs"`
 	CacheHit     bool          `json:"cacheHit"`
-	// Edits are the structured changes of a recorded ledger (which message or block, what kind
-	// of change); raw JSON so this format does not fix their shape before the ledger exists.
-	Edits []json.RawMessage `json:"edits"`
+	// Edits are what the step changed: which message or block of the request as received
+	// (request.json), what kind of change, the tokens and short previews of each side.
+	Edits []store.Edit `json:"edits"`
 }
 
-// LedgerFromCompaction is the ledger of an exchange recorded before a ledger existed.
-const LedgerFromCompaction = "compaction"
+// Sources of a ledger.
+const (
+	LedgerFromEdits      = "ledger"
+	LedgerFromCompaction = "compaction" // recorded before the ledger: steps without edits
+)
 
 // readme is README.txt.
 const readme = `Longhaul repro bundle
@@ -133,7 +137,8 @@ text.
   forwarded.json  the body as Longhaul forwarded it upstream (only when it differs)
   reply.json      the reply (for a stream, the message rebuilt from its events)
   attempts.json   each try against an upstream account
-  ledger.json     what each compaction step changed
+  ledger.json     what each step changed (compaction, model map, translation), message
+                  by message, with tokens and short previews
   settings.json   Longhaul's settings at the time of export, secrets removed
 
 A maintainer re-sends the request with
@@ -207,14 +212,7 @@ func bundleFiles(ex store.Exchange, settings store.Settings, meta Meta, red *red
 	if err := addJSON(AttemptsFile, attempts); err != nil {
 		return nil, err
 	}
-	ledger := Ledger{Format: FormatVersion, Source: LedgerFromCompaction, Steps: []LedgerStep{}}
-	for _, c := range ex.Compaction {
-		ledger.Steps = append(ledger.Steps, LedgerStep{
-			Step: c.Layer, TokensBefore: c.TokensBefore, TokensAfter: c.TokensAfter, RawBefore: c.RawBefore,
-			RawAfter: c.RawAfter, Items: c.Items, Duration: c.Duration, CacheHit: c.CacheHit, Edits: []json.RawMessage{},
-		})
-	}
-	if err := addJSON(LedgerFile, ledger); err != nil {
+	if err := addJSON(LedgerFile, ledgerOf(ex, red)); err != nil {
 		return nil, err
 	}
 	if err := addJSON(SettingsFile, withoutSecrets(settings)); err != nil {
@@ -230,6 +228,27 @@ func bundleFiles(ex store.Exchange, settings store.Settings, meta Meta, red *red
 		return nil, fmt.Errorf("%s: %w", ManifestFile, err)
 	}
 	return append([]file{{ManifestFile, append(b, '\n')}}, files...), nil
+}
+
+// ledgerOf is the exchange's recorded ledger, its previews masked (they are the request's
+// own text: a pasted key, a tool's output).
+func ledgerOf(ex store.Exchange, red *redactor) Ledger {
+	ledger := Ledger{Format: FormatVersion, Source: LedgerFromCompaction, Steps: []LedgerStep{}}
+	for _, c := range ex.Compaction {
+		edits := make([]store.Edit, len(c.Edits))
+		for i, e := range c.Edits {
+			e.Before, e.After, e.Note = red.redactString(e.Before), red.redactString(e.After), red.redactString(e.Note)
+			edits[i] = e
+		}
+		if len(edits) > 0 {
+			ledger.Source = LedgerFromEdits
+		}
+		ledger.Steps = append(ledger.Steps, LedgerStep{
+			Step: c.Layer, TokensBefore: c.TokensBefore, TokensAfter: c.TokensAfter, RawBefore: c.RawBefore,
+			RawAfter: c.RawAfter, Items: c.Items, Duration: c.Duration, CacheHit: c.CacheHit, Edits: edits,
+		})
+	}
+	return ledger
 }
 
 func manifestOf(ex store.Exchange, meta Meta, red *redactor) Manifest {

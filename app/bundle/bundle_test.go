@@ -48,7 +48,16 @@ func secretExchange(start time.Time) store.Exchange {
 			{AccountID: 1, AccountName: "work", Status: 200, Start: start.Add(30 * time.Millisecond), Duration: 900 * time.Millisecond},
 		},
 		Compaction: []store.CompactionStep{
-			{Layer: "Layer-1", TokensBefore: 9000, TokensAfter: 4000, RawBefore: 8000, RawAfter: 3500, Items: 3, Duration: time.Millisecond},
+			{Layer: "tool-results", TokensBefore: 9000, TokensAfter: 8000, RawBefore: 8000, RawAfter: 7200, Items: 1, Duration: time.Millisecond, Edits: []store.Edit{
+				{Kind: "result-shortened", Message: 2, Through: 2, Block: 0, Count: 1, TokensBefore: 900, TokensAfter: 100,
+					Before: "LONGHAUL_KEY=" + clientKey + " UPSTREAM=" + lateAccountKey, After: "LONGHAUL_KEY=" + clientKey + " …", Note: "toolu_01"},
+			}},
+			{Layer: "Layer-1", TokensBefore: 8000, TokensAfter: 4000, RawBefore: 7200, RawAfter: 3500, Items: 3, Duration: time.Millisecond, Edits: []store.Edit{
+				{Kind: "rounds-removed", Message: 1, Through: 2, Block: -1, Count: 2, TokensBefore: 4000, Before: "assistant: [tool_use sh] key " + pastedKey},
+			}},
+			{Layer: "model-map", Items: 1, Edits: []store.Edit{
+				{Kind: "model-renamed", Message: -1, Through: -1, Block: -1, Count: 1, Before: "claude-sonnet-4-5", After: "claude-sonnet-4-5-20250929", Note: "proxy.model_map"},
+			}},
 		},
 		Bodies: &store.Bodies{
 			Request:   request,
@@ -209,11 +218,23 @@ func TestBundleReadsBackWhatWasWritten(t *testing.T) {
 	if len(b.Attempts) != 2 || b.Attempts[0].Status != 429 || strings.Contains(b.Attempts[0].Error, lateAccountKey) {
 		t.Errorf("attempts = %+v", b.Attempts)
 	}
-	wantLedger := Ledger{Format: FormatVersion, Source: LedgerFromCompaction, Steps: []LedgerStep{
-		{Step: "Layer-1", TokensBefore: 9000, TokensAfter: 4000, RawBefore: 8000, RawAfter: 3500, Items: 3, Duration: time.Millisecond, Edits: []json.RawMessage{}},
-	}}
-	if !reflect.DeepEqual(b.Ledger, wantLedger) {
-		t.Errorf("ledger = %+v; want %+v", b.Ledger, wantLedger)
+	if b.Ledger.Source != LedgerFromEdits || len(b.Ledger.Steps) != len(ex.Compaction) {
+		t.Fatalf("ledger = %+v; want the %d recorded steps, source %q", b.Ledger, len(ex.Compaction), LedgerFromEdits)
+	}
+	for i, c := range ex.Compaction {
+		got := b.Ledger.Steps[i]
+		if got.Step != c.Layer || got.TokensBefore != c.TokensBefore || got.TokensAfter != c.TokensAfter || len(got.Edits) != len(c.Edits) {
+			t.Errorf("ledger step %d = %+v; want the recorded %+v", i, got, c)
+		}
+	}
+	// The edits as recorded, but for the account key added after the exchange was stored,
+	// which only the bundle's redaction knows.
+	shortened := b.Ledger.Steps[0].Edits[0]
+	if strings.Contains(shortened.Before, lateAccountKey) || shortened.Message != 2 || shortened.Block != 0 || shortened.Note != "toolu_01" {
+		t.Errorf("tool-results edit = %+v; want messages[2].content[0] (toolu_01) with the late key masked", shortened)
+	}
+	if got, want := b.Ledger.Steps[2].Edits, ex.Compaction[2].Edits; !reflect.DeepEqual(got, want) {
+		t.Errorf("model-map edits = %+v; want %+v", got, want)
 	}
 	// The same exchange gives the same bytes (file times are the exchange's, not the clock's).
 	var again bytes.Buffer
@@ -222,6 +243,42 @@ func TestBundleReadsBackWhatWasWritten(t *testing.T) {
 	}
 	if !bytes.Equal(again.Bytes(), zipped.Bytes()) {
 		t.Error("two bundles of one exchange differ")
+	}
+}
+
+// TestBundleLedgerSource: the ledger names where its steps come from; an exchange recorded
+// before the ledger gives its steps with no edits (an empty list, never null).
+func TestBundleLedgerSource(t *testing.T) {
+	edit := store.Edit{Kind: "thinking-elided", Message: 5, Through: 5, Block: 0, Count: 1, TokensBefore: 300, TokensAfter: 2, Before: "let me think", After: "..."}
+	for _, tc := range []struct {
+		name  string
+		steps []store.CompactionStep
+		want  Ledger
+	}{
+		{"no step", nil, Ledger{Format: FormatVersion, Source: LedgerFromCompaction, Steps: []LedgerStep{}}},
+		{"recorded before the ledger", []store.CompactionStep{{Layer: "Layer-2", TokensBefore: 900, TokensAfter: 600, Items: 4}},
+			Ledger{Format: FormatVersion, Source: LedgerFromCompaction, Steps: []LedgerStep{{Step: "Layer-2", TokensBefore: 900, TokensAfter: 600, Items: 4, Edits: []store.Edit{}}}}},
+		{"recorded ledger", []store.CompactionStep{{Layer: "purify"}, {Layer: "Layer-2", TokensBefore: 900, TokensAfter: 600, Items: 1, Edits: []store.Edit{edit}}},
+			Ledger{Format: FormatVersion, Source: LedgerFromEdits, Steps: []LedgerStep{{Step: "purify", Edits: []store.Edit{}},
+				{Step: "Layer-2", TokensBefore: 900, TokensAfter: 600, Items: 1, Edits: []store.Edit{edit}}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ex := store.Exchange{ID: "lh_l", State: "finished", Route: "messages", Start: time.Unix(1e9, 0).UTC(), Compaction: tc.steps}
+			var zipped bytes.Buffer
+			if err := Write(&zipped, ex, store.DefaultSettings(), Meta{}, nil); err != nil {
+				t.Fatal(err)
+			}
+			if raw := unzip(t, zipped.Bytes())[LedgerFile]; bytes.Contains(raw, []byte(`"edits": null`)) {
+				t.Errorf("ledger.json has null edits: %s", raw)
+			}
+			b, err := Read(bytes.NewReader(zipped.Bytes()), int64(zipped.Len()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(b.Ledger, tc.want) {
+				t.Errorf("ledger = %+v; want %+v", b.Ledger, tc.want)
+			}
+		})
 	}
 }
 

@@ -41,7 +41,13 @@ func (r *Recorder) relay(ctx context.Context) {
 			}
 			batch := make([]store.Exchange, 0, len(order))
 			for _, id := range order {
-				batch = append(batch, r.store.RedactExchange(record(latest[id], nil)))
+				rec := record(latest[id], nil)
+				// The monitor's rows draw the steps, never their edits; the detail page reads
+				// the ledger from the store. Up to 40 previews a step stay off the feed.
+				for i := range rec.Compaction {
+					rec.Compaction[i].Edits = nil
+				}
+				batch = append(batch, r.store.RedactExchange(rec))
 			}
 			order, latest = order[:0], map[string]*proxy.Exchange{}
 			// Encoded without reflection: at thousands of exchanges a second, json.Marshal

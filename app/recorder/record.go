@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"longhaul/proxy"
+	"longhaul/proxy/compact"
 	"longhaul/store"
 )
 
@@ -48,11 +49,16 @@ func record(ex *proxy.Exchange, bodies *bodyPolicy) store.Exchange {
 		}
 	}
 	for _, c := range ex.Compaction {
-		rec.Layers = append(rec.Layers, c.Layer)
-		rec.TokensSaved += c.TokensSaved()
+		// The model map and the translation are in the ledger but are no compaction: the
+		// layers column is what the dashboard and the sessions count as compactions.
+		if c.Layer != proxy.StepModelMap && c.Layer != proxy.StepTranslate {
+			rec.Layers = append(rec.Layers, c.Layer)
+			rec.TokensSaved += c.TokensSaved()
+		}
 		rec.Compaction = append(rec.Compaction, store.CompactionStep{
 			Layer: c.Layer, TokensBefore: c.TokensBefore, TokensAfter: c.TokensAfter,
 			RawBefore: c.RawBefore, RawAfter: c.RawAfter, Items: c.Items, Duration: c.Duration, CacheHit: c.CacheHit,
+			Edits: edits(c.Edits),
 		})
 	}
 	if bodies != nil && bodies.store && ex.State == proxy.ExchangeFinished {
@@ -66,6 +72,22 @@ func record(ex *proxy.Exchange, bodies *bodyPolicy) store.Exchange {
 		}
 	}
 	return rec
+}
+
+// edits copies a step's ledger into the store's type; nil when it has none, as a step read
+// back without edits is.
+func edits(es []compact.Edit) []store.Edit {
+	if len(es) == 0 {
+		return nil
+	}
+	out := make([]store.Edit, len(es))
+	for i, e := range es {
+		out[i] = store.Edit{
+			Kind: string(e.Kind), Message: e.Message, Through: e.Through, Block: e.Block, Count: e.Count,
+			TokensBefore: e.TokensBefore, TokensAfter: e.TokensAfter, Before: e.Before, After: e.After, Note: e.Note,
+		}
+	}
+	return out
 }
 
 // capBody returns at most max bytes of b as a string that shares b's memory: the record

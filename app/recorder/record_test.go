@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"longhaul/proxy"
+	"longhaul/proxy/compact"
 	"longhaul/store"
 )
 
@@ -24,7 +25,18 @@ func TestRecordMapsEveryField(t *testing.T) {
 		ContextLimit: 200000, TokensBefore: 150000, TokensAfter: 90000, PressureBefore: 0.75, PressureAfter: 0.45,
 		Compaction: []proxy.CompactionStep{
 			{Layer: "tool-results", TokensBefore: 150000, TokensAfter: 120000, RawBefore: 140000, RawAfter: 110000, Items: 4, Duration: time.Millisecond},
-			{Layer: "Layer-3", TokensBefore: 120000, TokensAfter: 90000, Items: 80, Duration: time.Second, CacheHit: true},
+			{Layer: "Layer-3", TokensBefore: 120000, TokensAfter: 90000, Items: 80, Duration: time.Second, CacheHit: true, Edits: []compact.Edit{
+				{Kind: compact.EditSummarised, Message: 2, Through: 81, Block: -1, Count: 80, TokensBefore: 30000, Before: "user: fix the parser"},
+				{Kind: compact.EditSummaryAdded, Message: -1, Through: -1, Block: -1, Count: 1, TokensAfter: 700, After: "user: Summary: …"},
+			}},
+			// The proxy's steps: in the ledger, but no compaction: no layer, and the tokens the
+			// model-map step claims (never true of a real one) are not counted as saved.
+			{Layer: proxy.StepModelMap, TokensBefore: 90000, TokensAfter: 1, Items: 1, Edits: []compact.Edit{
+				{Kind: compact.EditModelRenamed, Message: -1, Through: -1, Block: -1, Count: 1, Before: "claude-opus-4-1", After: "claude-opus-4-1-x", Note: "proxy.model_map"},
+			}},
+			{Layer: proxy.StepTranslate, Items: 1, Edits: []compact.Edit{
+				{Kind: compact.EditTranslated, Message: -1, Through: -1, Block: -1, Count: 1, Before: "openai-chat", After: "anthropic", Note: "Chat Completions → Messages"},
+			}},
 		},
 		SignatureRecoveries: 3, CrossModelDropped: 1,
 		RequestBody: []byte(`{"a":1}`), ForwardedBody: []byte(`{"a":2}`), ReplyBody: []byte(`{"reply":"0123456789"}`),
@@ -51,7 +63,16 @@ func TestRecordMapsEveryField(t *testing.T) {
 		},
 		Compaction: []store.CompactionStep{
 			{Layer: "tool-results", TokensBefore: 150000, TokensAfter: 120000, RawBefore: 140000, RawAfter: 110000, Items: 4, Duration: time.Millisecond},
-			{Layer: "Layer-3", TokensBefore: 120000, TokensAfter: 90000, Items: 80, Duration: time.Second, CacheHit: true},
+			{Layer: "Layer-3", TokensBefore: 120000, TokensAfter: 90000, Items: 80, Duration: time.Second, CacheHit: true, Edits: []store.Edit{
+				{Kind: "messages-summarised", Message: 2, Through: 81, Block: -1, Count: 80, TokensBefore: 30000, Before: "user: fix the parser"},
+				{Kind: "summary-added", Message: -1, Through: -1, Block: -1, Count: 1, TokensAfter: 700, After: "user: Summary: …"},
+			}},
+			{Layer: "model-map", TokensBefore: 90000, TokensAfter: 1, Items: 1, Edits: []store.Edit{
+				{Kind: "model-renamed", Message: -1, Through: -1, Block: -1, Count: 1, Before: "claude-opus-4-1", After: "claude-opus-4-1-x", Note: "proxy.model_map"},
+			}},
+			{Layer: "translate", Items: 1, Edits: []store.Edit{
+				{Kind: "translated", Message: -1, Through: -1, Block: -1, Count: 1, Before: "openai-chat", After: "anthropic", Note: "Chat Completions → Messages"},
+			}},
 		},
 		Bodies: &store.Bodies{Request: `{"a":1}`, Forwarded: `{"a":2}`, Reply: `{"reply":"01`},
 	}

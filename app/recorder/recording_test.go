@@ -8,12 +8,15 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"longhaul/app/internal/wait"
+	"longhaul/proxy"
+	"longhaul/proxy/pool"
 	"longhaul/proxy/proxytest"
 	"longhaul/store"
 )
@@ -139,6 +142,11 @@ func TestCompactionIsRecorded(t *testing.T) {
 	if !strings.Contains(bodies.Request, big) || bodies.Forwarded == "" || len(bodies.Forwarded) >= len(bodies.Request) {
 		t.Errorf("bodies: request %d bytes, forwarded %d bytes; want the original and the shorter rewrite", len(bodies.Request), len(bodies.Forwarded))
 	}
+	// The ledger: the compressor's edit names the tool result in the request as received.
+	if got := e.Compaction[0].Edits; len(got) != 1 || got[0].Kind != "result-shortened" || got[0].Message != 2 ||
+		got[0].Block != 0 || got[0].Note != "toolu_01" || got[0].TokensAfter >= got[0].TokensBefore || !strings.HasPrefix(got[0].Before, "log line") {
+		t.Errorf("tool-results step edits = %+v; want one result-shortened edit of messages[2].content[0] (toolu_01)", got)
+	}
 	ctx := context.Background()
 	page, err := f.st.ListExchanges(ctx, store.HistoryFilter{Compacted: true})
 	if err != nil || len(page.Exchanges) != 1 || page.Exchanges[0].ID != e.ID {
@@ -147,6 +155,32 @@ func TestCompactionIsRecorded(t *testing.T) {
 	stats, err := f.st.HistoryStats(ctx, time.Now().Add(-time.Hour), time.Time{}, "hour")
 	if err != nil || stats.Total.TokensSaved != int64(e.TokensSaved) {
 		t.Errorf("stats tokens saved = %d, %v; want %d", stats.Total.TokensSaved, err, e.TokensSaved)
+	}
+}
+
+// TestModelMapIsInTheLedgerNotInTheLayers: a mapped request records the rename in its ledger
+// (model asked → model sent) but is no compaction: no layer, nothing saved, not in the
+// "compacted" filter the dashboard and sessions count by.
+func TestModelMapIsInTheLedgerNotInTheLayers(t *testing.T) {
+	f := newFixture(t, Options{})
+	def := store.DefaultSettings().History
+	if err := f.srv.Reconfigure(proxy.Config{CaptureBodies: def.StoreBodies, MaxCaptureBytes: def.MaxBodyBytes,
+		ModelMap: []pool.ModelMapping{{Pattern: "claude-sonnet-4-5", Model: "claude-sonnet-4-5-20250929"}}}); err != nil {
+		t.Fatal(err)
+	}
+	resp, _ := f.post(t, messagesBody(false, "mapped"))
+	e := f.waitRecorded(t, resp.Header.Get("Longhaul-Request-Id"))
+	if len(e.Layers) != 0 || e.TokensSaved != 0 {
+		t.Errorf("layers %v, saved %d; want none: a model map is no compaction", e.Layers, e.TokensSaved)
+	}
+	want := []store.CompactionStep{{Layer: proxy.StepModelMap, Items: 1, Edits: []store.Edit{{Kind: "model-renamed", Message: -1, Through: -1, Block: -1,
+		Count: 1, Before: "claude-sonnet-4-5", After: "claude-sonnet-4-5-20250929", Note: "proxy.model_map"}}}}
+	if !reflect.DeepEqual(e.Compaction, want) {
+		t.Errorf("steps = %+v; want %+v", e.Compaction, want)
+	}
+	page, err := f.st.ListExchanges(context.Background(), store.HistoryFilter{Compacted: true})
+	if err != nil || len(page.Exchanges) != 0 {
+		t.Errorf("compacted filter = %+v, %v; want no exchange", page.Exchanges, err)
 	}
 }
 

@@ -127,6 +127,19 @@ describe('App', () => {
     expect(go.History.Detail).toHaveBeenCalledWith('lh_p')
   })
 
+  it('badges a live row’s compaction steps but not the model map or the translation', async () => {
+    const step = (layer: string, tokensBefore: number, tokensAfter: number) =>
+      ({ layer, tokensBefore, tokensAfter, rawBefore: 0, rawAfter: 0, items: 1, durationNs: 0, cacheHit: false })
+    const compacted = exchange({ id: 'lh_l', layers: ['Layer-1'], tokensSaved: 2000, compaction: [step('Layer-1', 5000, 3000), step('model-map', 0, 0), step('translate', 0, 0)] })
+    const mapped = exchange({ id: 'lh_m', compaction: [step('model-map', 0, 0)] })
+    const { el } = mountInWails(running, [compacted, mapped])
+    await vi.waitFor(() => expect(el.querySelectorAll('[data-testid=monitor-row]')).toHaveLength(2))
+    const badges = (id: string) =>
+      [...el.querySelectorAll(`[data-testid=monitor-row][data-id=${id}] [data-testid=layer-badge]`)].map((b) => b.getAttribute('data-layer'))
+    expect(badges('lh_l')).toEqual(['Layer-1'])
+    expect(badges('lh_m')).toEqual([])
+  })
+
   it('marks a replay in the monitor with a link to the request it re-sent', async () => {
     const original = exchange({ id: 'lh_o', layers: ['Layer-1'] })
     const replay = exchange({ id: 'lh_r', replayOf: 'lh_o' })

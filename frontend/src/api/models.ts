@@ -22,6 +22,8 @@ export type ModelMapping = store.ModelMapping
 export type Exchange = store.Exchange
 export type Attempt = store.Attempt
 export type CompactionStep = store.CompactionStep
+/** One change a step made to the request (the ledger; proxy/compact/ledger.go). */
+export type Edit = store.Edit
 export type HistoryPage = store.HistoryPage
 export type Session = store.Session
 export type Pressure = app.Pressure

@@ -1,17 +1,11 @@
-// One exchange in detail: attempts, compaction steps, bodies and the labelled diff.
+// One exchange in detail: attempts, bodies, and the ledger of what each step changed.
 
 import { defineStore } from 'pinia'
 import { computed, ref, shallowRef } from 'vue'
 import { errorMessage } from '../api/errors'
 import { history } from '../api/history'
 import type { Exchange } from '../api/models'
-import { diffRequests, type DiffResult } from '../lib/diff'
-
-/** layersOf lists the steps an exchange recorded, in order. */
-export function layersOf(e: Exchange): string[] {
-  if (e.compaction && e.compaction.length > 0) return e.compaction.map((s) => s.layer)
-  return e.layers ?? []
-}
+import { ledgerOf, type Ledger } from '../lib/ledger'
 
 const retries = 3
 const retryMs = 300
@@ -22,12 +16,8 @@ export const useRequestStore = defineStore('request', () => {
   const error = ref('')
   let seq = 0
 
-  const diff = computed<DiffResult | null>(() => {
-    const e = exchange.value
-    const b = e?.bodies
-    if (!e || !b || b.request === '') return null
-    return diffRequests(b.request, b.forwarded, layersOf(e))
-  })
+  // Drawn from the edits the server recorded, never from comparing the bodies.
+  const ledger = computed<Ledger | null>(() => (exchange.value ? ledgerOf(exchange.value) : null))
 
   async function open(id: string): Promise<void> {
     const mine = ++seq
@@ -67,5 +57,5 @@ export const useRequestStore = defineStore('request', () => {
     return history.bundle(id)
   }
 
-  return { exchange, loading, error, diff, open, exportJSON, bundle }
+  return { exchange, loading, error, ledger, open, exportJSON, bundle }
 })

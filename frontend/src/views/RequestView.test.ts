@@ -1,8 +1,9 @@
 import { createPinia } from 'pinia'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createApp } from 'vue'
-import { i18n } from '../i18n'
-import type { Exchange } from '../api/models'
+import { i18n, missingKeys, setLocale } from '../i18n'
+import type { CompactionStep, Edit, Exchange } from '../api/models'
+import { editKinds } from '../lib/ledger'
 import { useReplayStore } from '../stores/replay'
 import { accountView, exchange, settingsView } from '../testing/fixtures'
 import { installWails, type FakeWails } from '../testing/wails'
@@ -14,58 +15,121 @@ afterEach(() => {
   document.body.innerHTML = ''
 })
 
-function body(rounds: number[], thinking = 'thinking about it at length') {
-  const messages: unknown[] = [{ role: 'user', content: 'Fix it.' }]
-  for (const i of rounds) {
-    messages.push({
-      role: 'assistant',
-      content: [
-        { type: 'thinking', thinking, signature: `s${i}` },
-        { type: 'tool_use', id: `t${i}`, name: 'read', input: {} },
-      ],
-    })
-    messages.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: `t${i}`, content: `r${i}` }] })
-  }
-  return JSON.stringify({ model: 'm', messages })
+function edit(over: Partial<Edit>): Edit {
+  return { kind: 'block-changed', message: -1, through: -1, block: -1, count: 1, tokensBefore: 0, tokensAfter: 0, before: '', after: '', note: '', ...over }
+}
+
+function step(layer: string, tokensBefore: number, tokensAfter: number, edits?: Edit[]): CompactionStep {
+  const s: CompactionStep = { layer, tokensBefore, tokensAfter, rawBefore: 0, rawAfter: 0, items: edits?.length ?? 1, durationNs: 1000, cacheHit: false }
+  if (edits) s.edits = edits
+  return s
+}
+
+async function mountRequest(e: Exchange): Promise<{ el: HTMLElement; unmount: () => void }> {
+  const { go } = installWails()
+  go.History.Detail.mockImplementation(async () => e)
+  const el = document.createElement('div')
+  document.body.appendChild(el)
+  const app = createApp(RequestView, { id: e.id }).use(createPinia()).use(i18n)
+  app.mount(el)
+  await vi.waitFor(() => expect(el.querySelector('[data-testid=diff]')).not.toBeNull())
+  return { el, unmount: () => app.unmount() }
+}
+
+/** entries reads the ledger as drawn: step layer, label, path, and the text of the sides. */
+function entries(el: HTMLElement): string[][] {
+  return [...el.querySelectorAll('[data-testid=ledger-entry]')].map((x) => [
+    x.getAttribute('data-layer') ?? '',
+    x.querySelector('[data-testid=ledger-entry-label]')?.textContent?.trim() ?? '',
+    x.querySelector('[data-testid=ledger-entry-path]')?.textContent?.trim() ?? '',
+    [...x.querySelectorAll('[data-testid=ledger-entry-before], [data-testid=ledger-entry-after], [data-testid=ledger-entry-change]')]
+      .map((p) => p.textContent?.trim())
+      .join(' | '),
+  ])
 }
 
 describe('RequestView', () => {
-  it('shows steps, attempts and the diff labelled by layer', async () => {
+  it('draws what each step changed from the ledger the server recorded', async () => {
     const e = exchange({
       id: 'lh_1',
-      layers: ['Layer-1', 'Layer-2'],
+      model: 'claude-3-5-haiku',
+      modelSent: 'claude-haiku-4-5',
+      layers: ['tool-results', 'Layer-1', 'Layer-2'],
       compaction: [
-        { layer: 'Layer-1', tokensBefore: 900, tokensAfter: 600, rawBefore: 0, rawAfter: 0, items: 1, durationNs: 1000, cacheHit: false },
-        { layer: 'Layer-2', tokensBefore: 600, tokensAfter: 550, rawBefore: 0, rawAfter: 0, items: 1, durationNs: 1000, cacheHit: false },
+        step('tool-results', 12000, 3000, [
+          edit({ kind: 'result-shortened', message: 8, through: 8, block: 0, tokensBefore: 9100, tokensAfter: 120, before: 'x'.repeat(40), after: 'xxxx…[truncated]', note: 'toolu_6' }),
+        ]),
+        step('Layer-1', 3000, 1800, [edit({ kind: 'rounds-removed', message: 1, through: 4, count: 4, tokensBefore: 1200, before: 'assistant: [tool_use read t1]' })]),
+        step('Layer-2', 1800, 1700, [edit({ kind: 'thinking-elided', message: 5, through: 5, block: 0, tokensBefore: 101, tokensAfter: 1, before: 'thinking about it at length', after: '...', note: 'thinking' })]),
+        step('model-map', 0, 0, [edit({ kind: 'model-renamed', before: 'claude-3-5-haiku', after: 'claude-haiku-4-5', note: 'proxy.model_map' })]),
+        step('translate', 0, 0, [edit({ kind: 'translated', before: 'openai-chat', after: 'anthropic', note: 'Chat Completions → Messages' })]),
       ],
       attempts: [{ accountID: 1, accountName: 'work', status: 200, error: '', start: '', durationNs: 5e6 }],
       hasBodies: true,
-      bodies: {
-        request: body([1, 2, 3]),
-        forwarded: JSON.stringify({
-          model: 'm',
-          messages: [
-            { role: 'user', content: 'Fix it.' },
-            ...JSON.parse(body([2], '...')).messages.slice(1),
-            ...JSON.parse(body([3])).messages.slice(1),
-          ],
-        }),
-        reply: '{"type":"message"}',
-      },
+      // The bodies differ in ways no step recorded: the page must not draw them.
+      bodies: { request: '{"model":"claude-3-5-haiku","messages":[]}', forwarded: '{"model":"claude-haiku-4-5","messages":[],"extra":1}', reply: '{}' },
     })
-    const { go } = installWails()
-    const detail = go.History.Detail.mockImplementation(async () => e)
-    const el = document.createElement('div')
-    document.body.appendChild(el)
-    const app = createApp(RequestView, { id: 'lh_1' }).use(createPinia()).use(i18n)
-    app.mount(el)
-    await vi.waitFor(() => expect(el.querySelectorAll('[data-testid=diff-change]').length).toBeGreaterThan(0))
-    expect(detail).toHaveBeenCalledWith('lh_1')
-    const labels = [...el.querySelectorAll('[data-testid=diff-change]')].map((c) => `${c.getAttribute('data-layer')}:${c.getAttribute('data-kind')}`)
-    expect(labels).toEqual(['Layer-1:removed', 'Layer-1:removed', 'Layer-2:changed'])
-    expect(el.querySelectorAll('[data-testid=compaction-steps] tbody tr')).toHaveLength(2)
+    const { el, unmount } = await mountRequest(e)
+    await vi.waitFor(() => expect(el.querySelectorAll('[data-testid=ledger-entry]')).toHaveLength(5))
+    expect([...el.querySelectorAll('[data-testid=ledger-step]')].map((s) => s.getAttribute('data-layer'))).toEqual([
+      'tool-results',
+      'Layer-1',
+      'Layer-2',
+      'model-map',
+      'translate',
+    ])
+    expect(el.querySelector('[data-testid=ledger-step] [data-testid=ledger-step-tokens]')?.textContent?.trim()).toBe('12,000 → 3,000 tokens')
+    expect(entries(el)).toEqual([
+      ['tool-results', 'tool result shortened', 'messages[8].content[0]', `${'x'.repeat(40)} | xxxx…[truncated]`],
+      ['Layer-1', 'old tool rounds removed', 'messages[1–4]', 'assistant: [tool_use read t1]'],
+      ['Layer-2', 'thinking elided (signature kept)', 'messages[5].content[0]', 'thinking about it at length | ...'],
+      ['model-map', 'model renamed', '', 'claude-3-5-haiku → claude-haiku-4-5 · proxy.model_map'],
+      ['translate', 'translated into the account’s protocol', '', 'openai-chat → anthropic · Chat Completions → Messages'],
+    ])
+    const shortened = el.querySelector('[data-testid=ledger-entry][data-kind=result-shortened]')?.textContent ?? ''
+    expect(shortened).toContain('toolu_6')
+    expect(shortened).toContain('9,100 → 120 tokens')
+    expect(el.querySelector('[data-testid=ledger-entry][data-kind=rounds-removed]')?.textContent).toContain('× 4')
+    expect(el.querySelector('[data-testid=ledger-before]')).toBeNull()
     expect(el.querySelector('[data-testid=attempts]')?.textContent).toContain('work')
-    app.unmount()
+    // The raw bodies stay, as received and as forwarded.
+    ;(el.querySelector('[data-testid=body-tab-forwarded]') as HTMLButtonElement).click()
+    await vi.waitFor(() => expect(el.querySelector('[data-testid=bodies]')?.textContent).toContain('"extra": 1'))
+    unmount()
+  })
+
+  it('labels every kind of edit in both languages', async () => {
+    const e = exchange({ id: 'lh_k', compaction: [step('Layer-2', 10, 5, editKinds.map((kind) => edit({ kind, message: 2, through: 2, block: 1 })))] })
+    for (const locale of ['en', 'zh-CN'] as const) {
+      setLocale(locale)
+      try {
+        const { el, unmount } = await mountRequest(e)
+        await vi.waitFor(() => expect(el.querySelectorAll('[data-testid=ledger-entry]')).toHaveLength(editKinds.length))
+        const labels = [...el.querySelectorAll('[data-testid=ledger-entry-label]')].map((l) => l.textContent?.trim() ?? '')
+        labels.forEach((label, i) => expect(label, `${locale} ${editKinds[i]}`).not.toBe(editKinds[i]))
+        expect(new Set(labels).size).toBe(editKinds.length)
+        unmount()
+      } finally {
+        setLocale('en')
+      }
+    }
+    expect(missingKeys).toEqual([])
+  })
+
+  it('says a request recorded before the ledger has no per-message detail, and shows its steps', async () => {
+    const e = exchange({ id: 'lh_old', layers: ['Layer-1'], compaction: [step('tool-results', 900, 600), step('Layer-1', 600, 400)] })
+    const { el, unmount } = await mountRequest(e)
+    await vi.waitFor(() => expect(el.querySelector('[data-testid=ledger-before]')?.textContent).toContain('Recorded before the ledger: no per-message detail'))
+    expect([...el.querySelectorAll('[data-testid=ledger-step]')].map((s) => s.getAttribute('data-layer'))).toEqual(['tool-results', 'Layer-1'])
+    expect(el.querySelectorAll('[data-testid=ledger-entry]')).toHaveLength(0)
+    unmount()
+  })
+
+  it('says a request no step changed was forwarded as received', async () => {
+    const { el, unmount } = await mountRequest(exchange({ id: 'lh_plain' }))
+    await vi.waitFor(() => expect(el.querySelector('[data-testid=ledger-none]')).not.toBeNull())
+    expect(el.querySelector('[data-testid=ledger]')).toBeNull()
+    unmount()
   })
 
   it('names the client protocol and the one sent upstream', async () => {

@@ -125,6 +125,18 @@ export namespace store {
 	    summary_model: string;
 	    signature_cache_entries: number;
 	}
+	export interface Edit {
+	    kind: string;
+	    message: number;
+	    through: number;
+	    block: number;
+	    count: number;
+	    tokensBefore: number;
+	    tokensAfter: number;
+	    before: string;
+	    after: string;
+	    note: string;
+	}
 	export interface CompactionStep {
 	    layer: string;
 	    tokensBefore: number;
@@ -134,7 +146,9 @@ export namespace store {
 	    items: number;
 	    durationNs: number;
 	    cacheHit: boolean;
+	    edits?: Edit[];
 	}
+	
 	export interface Exchange {
 	    seq: number;
 	    id: string;

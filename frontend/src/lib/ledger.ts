@@ -1,0 +1,115 @@
+// The ledger of a request as the detail page draws it: each step that changed the request,
+// with the edits the server recorded for it (proxy/compact/ledger.go: which message or block of
+// the request as received, what kind of change, the tokens and short previews of each side).
+// Nothing here looks at the bodies: what a step did is what the server wrote down, never a
+// guess from the shape of the difference. Pure functions, no Vue.
+
+import type { CompactionStep, Edit, Exchange } from '../api/models'
+
+/**
+ * Every kind of edit the server records (compact.EditKind in proxy/compact/ledger.go), each
+ * labelled by the i18n message ledger.kind.<kind>. ledger.test.ts reads the Go constants and
+ * fails when one is missing here.
+ */
+export const editKinds = [
+  'rounds-removed',
+  'results-removed',
+  'thinking-elided',
+  'messages-summarised',
+  'summary-added',
+  'result-shortened',
+  'image-replaced',
+  'signature-restored',
+  'thinking-restored',
+  'thinking-dropped',
+  'thinking-removed',
+  'turns-joined',
+  'message-restored',
+  'block-changed',
+  'block-removed',
+  'block-added',
+  'message-removed',
+  'message-added',
+  'more',
+  'model-renamed',
+  'translated',
+] as const
+
+/** Steps the proxy records around compaction (proxy.StepModelMap, proxy.StepTranslate): in the
+ * ledger, but no compaction — the monitor's compaction column leaves them out. */
+export const proxySteps: ReadonlySet<string> = new Set(['model-map', 'translate'])
+
+/** Kinds whose two sides are names (models, protocols), shown on one line as before → after. */
+const inlineKinds: ReadonlySet<string> = new Set(['model-renamed', 'translated'])
+
+export interface LedgerEntry {
+  kind: string
+  /** Where in the request as received: "messages[12].content[1]", "messages[3–40]"; '' for
+   * none (a message the step built, the model, the whole request). */
+  path: string
+  count: number
+  tokensBefore: number
+  tokensAfter: number
+  before: string
+  after: string
+  note: string
+  /** The sides are short names, drawn as "before → after". */
+  inline: boolean
+}
+
+export interface LedgerSection {
+  layer: string
+  tokensBefore: number
+  tokensAfter: number
+  items: number
+  durationNs: number
+  cacheHit: boolean
+  entries: LedgerEntry[]
+}
+
+export interface Ledger {
+  sections: LedgerSection[]
+  /** False when no step carries edits: the exchange was recorded before the ledger, and its
+   * steps are totals only. */
+  recorded: boolean
+}
+
+/** editPath names the edited part of the request as received, as a JSON path. */
+export function editPath(e: Edit): string {
+  if (e.message < 0) return ''
+  if (e.through > e.message) return `messages[${e.message}–${e.through}]`
+  if (e.block >= 0) return `messages[${e.message}].content[${e.block}]`
+  return `messages[${e.message}]`
+}
+
+function entry(e: Edit): LedgerEntry {
+  return {
+    kind: e.kind,
+    path: editPath(e),
+    count: e.count,
+    tokensBefore: e.tokensBefore,
+    tokensAfter: e.tokensAfter,
+    before: e.before,
+    after: e.after,
+    note: e.note,
+    inline: inlineKinds.has(e.kind),
+  }
+}
+
+function section(s: CompactionStep): LedgerSection {
+  return {
+    layer: s.layer,
+    tokensBefore: s.tokensBefore,
+    tokensAfter: s.tokensAfter,
+    items: s.items,
+    durationNs: s.durationNs,
+    cacheHit: s.cacheHit,
+    entries: (s.edits ?? []).map(entry),
+  }
+}
+
+/** ledgerOf lists the exchange's steps in the order they ran, each with its edits. */
+export function ledgerOf(e: Exchange): Ledger {
+  const sections = (e.compaction ?? []).map(section)
+  return { sections, recorded: sections.some((s) => s.entries.length > 0) }
+}
