@@ -286,8 +286,12 @@ func (a *App) Replay(ctx context.Context, id string, o ReplayOptions) (ReplayRes
 	case ex.BodiesTruncated:
 		return ReplayResult{}, fmt.Errorf("%w: its body was cut at history.max_body_bytes", ErrNotReplayable)
 	}
-	// The history keeps no client headers: the API version is the one every current SDK sends.
+	// The headers that change what the request means, as the client sent them; a record from
+	// before history kept them gets the API version every current SDK sends.
 	h := http.Header{"Anthropic-Version": {"2023-06-01"}}
+	for k, v := range ex.ClientHeaders {
+		h.Set(k, v)
+	}
 	newID, status, err := a.proxy.Replay(ctx, proxy.Replay{Of: id, Path: ex.Path, Body: []byte(ex.Bodies.Request), Header: h,
 		NoCompaction: o.NoCompaction, AccountID: o.AccountID, Model: o.Model}, nil)
 	if errors.Is(err, proxy.ErrReplayRoute) {

@@ -3,6 +3,7 @@ package proxy
 import (
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"longhaul/proxy/compact"
@@ -60,6 +61,9 @@ type Exchange struct {
 	Tools       int
 	ToolTokens  int
 	ToolsCalled []string
+
+	// ClientHeaders are the client's ReplayHeaders, as sent (several values joined by ", ").
+	ClientHeaders map[string]string
 
 	// Context pressure and compaction, for /v1/messages (zero elsewhere).
 	// Tokens are calibrated estimates; Pressure* are tokens / ContextLimit.
@@ -208,6 +212,25 @@ type CompactionStep struct {
 	// Deferred, when set, says why the step waited for the cache instead (nothing changed).
 	Rewrite  int
 	Deferred string
+}
+
+// ReplayHeaders are the client headers an exchange keeps (lower case): they change what a
+// request means (a beta's features, its window, the API version), so a replay sends them again.
+// None carries a credential.
+var ReplayHeaders = []string{"anthropic-beta", "anthropic-version", "openai-beta"}
+
+// clientHeaders picks ReplayHeaders out of h (nil when none is set).
+func clientHeaders(h http.Header) map[string]string {
+	var out map[string]string
+	for _, k := range ReplayHeaders {
+		if v := h.Values(k); len(v) > 0 {
+			if out == nil {
+				out = make(map[string]string, len(ReplayHeaders))
+			}
+			out[k] = strings.Join(v, ", ")
+		}
+	}
+	return out
 }
 
 // Steps the proxy records around the engine's, for the last attempt.

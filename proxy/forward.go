@@ -71,6 +71,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, co
 	ex := &Exchange{
 		ID: newExchangeID(), State: ExchangeStarted, Route: c.route, Method: r.Method, Path: r.URL.Path,
 		UserAgent: r.UserAgent(), RemoteAddr: r.RemoteAddr, Start: s.now(), ClientProtocol: c.proto.name(),
+		ClientHeaders: clientHeaders(r.Header),
 	}
 	if c.replay != nil {
 		ex.ReplayOf = c.replay.Of

@@ -64,6 +64,10 @@ type Exchange struct {
 	CacheWriteTokens int64 `json:"cacheWriteTokens"`
 
 	ContextLimit        int      `json:"contextLimit"`
+	// ContextLimitSource says where ContextLimit came from: "setting" (proxy.context_limits),
+	// "default", "beta" (the context-1m beta raised a default) or "learned" (the upstream
+	// refused a longer request); "" before migration 011.
+	ContextLimitSource string `json:"contextLimitSource"`
 	TokensBefore        int      `json:"tokensBefore"`
 	TokensAfter         int      `json:"tokensAfter"`
 	PressureBefore      float64  `json:"pressureBefore"`
@@ -79,6 +83,9 @@ type Exchange struct {
 	Tools       int      `json:"tools"`
 	ToolTokens  int      `json:"toolTokens"`
 	ToolsCalled []string `json:"toolsCalled"`
+	// ClientHeaders are the request headers a replay must send again to mean the same thing
+	// (proxy.ReplayHeaders: anthropic-beta, anthropic-version, openai-beta), never a credential.
+	ClientHeaders map[string]string `json:"clientHeaders,omitempty"`
 
 	BytesIn         int64 `json:"bytesIn"`
 	BytesOut        int64 `json:"bytesOut"`
@@ -119,6 +126,10 @@ type CompactionStep struct {
 	// Edits is what the step changed (the ledger, proxy/compact/ledger.go); none on a step
 	// recorded before migration 010.
 	Edits []Edit `json:"edits,omitempty"`
+	// Rewrite is how many tokens the step made the upstream write to its prompt cache again;
+	// Deferred, when set, says why the step waited for the cache instead (it changed nothing).
+	Rewrite  int    `json:"rewrite"`
+	Deferred string `json:"deferred,omitempty"`
 }
 
 // Edit is one change a compaction step made to the request, as compact.Edit records it.
@@ -191,6 +202,13 @@ func redactExchange(e *Exchange, r *Redactor) {
 		e.Attempts[i].Error = r.RedactString(e.Attempts[i].Error)
 	}
 	e.Compaction = redactSteps(e.Compaction, r)
+	if len(e.ClientHeaders) > 0 { // a copy: the map is the caller's
+		h := make(map[string]string, len(e.ClientHeaders))
+		for k, v := range e.ClientHeaders {
+			h[k] = r.RedactString(v)
+		}
+		e.ClientHeaders = h
+	}
 }
 
 // redactSteps masks the text of the steps' edits (previews hold the request's own text: a
@@ -220,6 +238,16 @@ func redactSteps(steps []CompactionStep, r *Redactor) []CompactionStep {
 	return steps
 }
 
+// clientHeadersColumn is the client_headers column: the headers as a JSON object with sorted
+// keys, '' when none.
+func clientHeadersColumn(h map[string]string) string {
+	if len(h) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(h) // a map[string]string always encodes; keys come out sorted
+	return string(b)
+}
+
 // exchangeColumns are the columns of a row write, bound in this order (exchangeWriter.write).
 const exchangeColumns = `(
 	id, state, route, method, path, user_agent, remote_addr, session_id, model, model_sent, stream,
@@ -229,8 +257,8 @@ const exchangeColumns = `(
 	context_limit, tokens_before, tokens_after, pressure_before, pressure_after,
 	layers, tokens_saved, signature_recoveries, cross_model_dropped, signatures, tool_use_ids,
 	bytes_in, bytes_out, has_bodies, bodies_truncated, attempts, client_protocol, upstream_protocol,
-	parent_id, tools, tool_tokens, tools_called, replay_of)
-VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	parent_id, tools, tool_tokens, tools_called, replay_of, context_limit_source, client_headers)
+VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
 // insertExchange writes a row the table does not hold yet, which is most of them: a request
 // that started and finished within one batch is written once, finished. Its seq is the
@@ -263,7 +291,8 @@ ON CONFLICT (id) DO UPDATE SET
 	has_bodies=max(has_bodies, excluded.has_bodies), bodies_truncated=excluded.bodies_truncated,
 	attempts=excluded.attempts, client_protocol=excluded.client_protocol, upstream_protocol=excluded.upstream_protocol,
 	parent_id=excluded.parent_id, tools=excluded.tools, tool_tokens=excluded.tool_tokens, tools_called=excluded.tools_called,
-	replay_of=excluded.replay_of
+	replay_of=excluded.replay_of, context_limit_source=excluded.context_limit_source,
+	client_headers=excluded.client_headers
 WHERE exchanges.state != 'finished' OR excluded.state = 'finished'
 RETURNING seq`
 
@@ -314,7 +343,7 @@ func (st *Store) WriteExchanges(ctx context.Context, batch []Exchange) error {
 }
 
 const (
-	insertStep   = `INSERT OR REPLACE INTO exchange_compaction (exchange_seq, n, layer, tokens_before, tokens_after, raw_before, raw_after, items, duration_ns, cache_hit, edits) VALUES (?,?,?,?,?,?,?,?,?,?,?)`
+	insertStep   = `INSERT OR REPLACE INTO exchange_compaction (exchange_seq, n, layer, tokens_before, tokens_after, raw_before, raw_after, items, duration_ns, cache_hit, edits, rewrite, deferred) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`
 	upsertBodies = `INSERT INTO exchange_bodies (exchange_seq, request, forwarded, reply) VALUES (?,?,?,?)
 			ON CONFLICT (exchange_seq) DO UPDATE SET request=excluded.request, forwarded=excluded.forwarded, reply=excluded.reply`
 )
@@ -387,7 +416,7 @@ func (w *exchangeWriter) write(ctx context.Context, e Exchange) error {
 		e.ContextLimit, e.TokensBefore, e.TokensAfter, e.PressureBefore, e.PressureAfter,
 		strings.Join(e.Layers, ","), e.TokensSaved, e.SignatureRecoveries, e.CrossModelDropped, e.Signatures, string(toolIDs),
 		e.BytesIn, e.BytesOut, hasBodies, e.BodiesTruncated, attempts, e.ClientProtocol, e.UpstreamProtocol,
-		e.ParentID, e.Tools, e.ToolTokens, string(toolsCalled), e.ReplayOf,
+		e.ParentID, e.Tools, e.ToolTokens, string(toolsCalled), e.ReplayOf, e.ContextLimitSource, clientHeadersColumn(e.ClientHeaders),
 	}
 	res, err := w.insert.ExecContext(ctx, args...)
 	if err != nil {
@@ -419,7 +448,7 @@ func (w *exchangeWriter) write(ctx context.Context, e Exchange) error {
 		if len(c.Edits) > 0 {
 			edits = string(appendEdits(nil, c.Edits))
 		}
-		if _, err := w.step.ExecContext(ctx, seq, i, c.Layer, c.TokensBefore, c.TokensAfter, c.RawBefore, c.RawAfter, c.Items, int64(c.Duration), c.CacheHit, edits); err != nil {
+		if _, err := w.step.ExecContext(ctx, seq, i, c.Layer, c.TokensBefore, c.TokensAfter, c.RawBefore, c.RawAfter, c.Items, int64(c.Duration), c.CacheHit, edits, c.Rewrite, c.Deferred); err != nil {
 			return fmt.Errorf("compaction step %d: %w", i, err)
 		}
 	}

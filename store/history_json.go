@@ -2,7 +2,9 @@ package store
 
 import (
 	"encoding/json"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -60,6 +62,7 @@ func (e *Exchange) appendJSON(b []byte) []byte {
 	b = appendInt(append(b, `,"cacheReadTokens":`...), e.CacheReadTokens)
 	b = appendInt(append(b, `,"cacheWriteTokens":`...), e.CacheWriteTokens)
 	b = appendInt(append(b, `,"contextLimit":`...), int64(e.ContextLimit))
+	b = appendJSONString(append(b, `,"contextLimitSource":`...), e.ContextLimitSource)
 	b = appendInt(append(b, `,"tokensBefore":`...), int64(e.TokensBefore))
 	b = appendInt(append(b, `,"tokensAfter":`...), int64(e.TokensAfter))
 	b = appendJSONFloat(append(b, `,"pressureBefore":`...), e.PressureBefore)
@@ -73,6 +76,16 @@ func (e *Exchange) appendJSON(b []byte) []byte {
 	b = appendInt(append(b, `,"tools":`...), int64(e.Tools))
 	b = appendInt(append(b, `,"toolTokens":`...), int64(e.ToolTokens))
 	b = appendJSONStrings(append(b, `,"toolsCalled":`...), e.ToolsCalled)
+	if len(e.ClientHeaders) > 0 {
+		b = append(b, `,"clientHeaders":{`...)
+		for i, k := range slices.Sorted(maps.Keys(e.ClientHeaders)) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(append(appendJSONString(b, k), ':'), e.ClientHeaders[k])
+		}
+		b = append(b, '}')
+	}
 	b = appendInt(append(b, `,"bytesIn":`...), e.BytesIn)
 	b = appendInt(append(b, `,"bytesOut":`...), e.BytesOut)
 	b = strconv.AppendBool(append(b, `,"hasBodies":`...), e.HasBodies)
@@ -108,6 +121,10 @@ func (e *Exchange) appendJSON(b []byte) []byte {
 			b = strconv.AppendBool(append(b, `,"cacheHit":`...), c.CacheHit)
 			if len(c.Edits) > 0 {
 				b = appendEdits(append(b, `,"edits":`...), c.Edits)
+			}
+			b = appendInt(append(b, `,"rewrite":`...), int64(c.Rewrite))
+			if c.Deferred != "" {
+				b = appendJSONString(append(b, `,"deferred":`...), c.Deferred)
 			}
 			b = append(b, '}')
 		}

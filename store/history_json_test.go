@@ -65,6 +65,17 @@ func TestAppendExchangesJSONIsEncodingJSON(t *testing.T) {
 				}
 				v.Set(s)
 			}
+		case reflect.Map:
+			if rng.IntN(2) == 0 {
+				m := reflect.MakeMap(v.Type())
+				for range rng.IntN(3) {
+					k, val := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+					fill(k, depth)
+					fill(val, depth)
+					m.SetMapIndex(k, val)
+				}
+				v.Set(m)
+			}
 		case reflect.Pointer:
 			if rng.IntN(2) == 0 {
 				p := reflect.New(v.Type().Elem())

@@ -45,7 +45,7 @@ const listColumns = `seq, id, state, route, method, path, user_agent, remote_add
 	context_limit, tokens_before, tokens_after, pressure_before, pressure_after,
 	layers, tokens_saved, signature_recoveries, cross_model_dropped, signatures, tool_use_ids,
 	bytes_in, bytes_out, has_bodies, bodies_truncated, client_protocol, upstream_protocol,
-	parent_id, tools, tool_tokens, tools_called, replay_of`
+	parent_id, tools, tool_tokens, tools_called, replay_of, context_limit_source, client_headers`
 
 // failedSQL is HasFailed's rule for a finished row, as the list filters and the stats
 // (errorCond) select by it; TestFailedRuleIsOneRule checks that the two agree.
@@ -64,7 +64,7 @@ func (e Exchange) HasFailed() bool {
 func scanExchange(sc interface{ Scan(...any) error }) (Exchange, error) {
 	var e Exchange
 	var start, firstByte, end, dur, ttfb int64
-	var layers, toolIDs, toolsCalled string
+	var layers, toolIDs, toolsCalled, clientHeaders string
 	err := sc.Scan(&e.Seq, &e.ID, &e.State, &e.Route, &e.Method, &e.Path, &e.UserAgent, &e.RemoteAddr, &e.SessionID, &e.Model,
 		&e.ModelSent, &e.Stream, &e.AccountID, &e.AccountName, &start, &firstByte, &end, &dur, &ttfb,
 		&e.Status, &e.ErrorType, &e.ErrorMessage, &e.StreamOutcome, &e.StopReason,
@@ -72,9 +72,14 @@ func scanExchange(sc interface{ Scan(...any) error }) (Exchange, error) {
 		&e.ContextLimit, &e.TokensBefore, &e.TokensAfter, &e.PressureBefore, &e.PressureAfter,
 		&layers, &e.TokensSaved, &e.SignatureRecoveries, &e.CrossModelDropped, &e.Signatures, &toolIDs,
 		&e.BytesIn, &e.BytesOut, &e.HasBodies, &e.BodiesTruncated, &e.ClientProtocol, &e.UpstreamProtocol,
-		&e.ParentID, &e.Tools, &e.ToolTokens, &toolsCalled, &e.ReplayOf)
+		&e.ParentID, &e.Tools, &e.ToolTokens, &toolsCalled, &e.ReplayOf, &e.ContextLimitSource, &clientHeaders)
 	if err != nil {
 		return e, err
+	}
+	if clientHeaders != "" {
+		if err := json.Unmarshal([]byte(clientHeaders), &e.ClientHeaders); err != nil {
+			return e, fmt.Errorf("client headers: %w", err)
+		}
 	}
 	e.Start, e.FirstByte, e.End = fromNanos(start), fromNanos(firstByte), fromNanos(end)
 	e.Duration, e.TTFB = time.Duration(dur), time.Duration(ttfb)
@@ -255,7 +260,7 @@ func (st *Store) loadDetail(ctx context.Context, e *Exchange) error {
 	} else if err := st.loadAttemptRows(ctx, e); err != nil { // a row from before migration 007
 		return err
 	}
-	rows, err := st.db.QueryContext(ctx, `SELECT layer, tokens_before, tokens_after, raw_before, raw_after, items, duration_ns, cache_hit, edits
+	rows, err := st.db.QueryContext(ctx, `SELECT layer, tokens_before, tokens_after, raw_before, raw_after, items, duration_ns, cache_hit, edits, rewrite, deferred
 		FROM exchange_compaction WHERE exchange_seq = ? ORDER BY n`, e.Seq)
 	if err != nil {
 		return fmt.Errorf("compaction steps: %w", err)
@@ -264,7 +269,7 @@ func (st *Store) loadDetail(ctx context.Context, e *Exchange) error {
 		var c CompactionStep
 		var dur int64
 		var edits string
-		if err := rows.Scan(&c.Layer, &c.TokensBefore, &c.TokensAfter, &c.RawBefore, &c.RawAfter, &c.Items, &dur, &c.CacheHit, &edits); err != nil {
+		if err := rows.Scan(&c.Layer, &c.TokensBefore, &c.TokensAfter, &c.RawBefore, &c.RawAfter, &c.Items, &dur, &c.CacheHit, &edits, &c.Rewrite, &c.Deferred); err != nil {
 			rows.Close() //nolint:errcheck
 			return fmt.Errorf("compaction steps: %w", err)
 		}

@@ -438,7 +438,7 @@ func TestLateStartedRecordDoesNotRegressFinished(t *testing.T) {
 
 // TestHistoryMigrationUpgradesAnExistingDatabase opens a database as the previous version left
 // it (settings and accounts, no history tables) and checks 002 is applied with the data kept
-// (and 006–009, which add columns to the table 002 creates).
+// (and 006–011, which add columns to the tables 002 creates).
 func TestHistoryMigrationUpgradesAnExistingDatabase(t *testing.T) {
 	st, path := openTemp(t)
 	ctx := context.Background()
@@ -447,7 +447,7 @@ func TestHistoryMigrationUpgradesAnExistingDatabase(t *testing.T) {
 	}
 	for _, q := range []string{
 		`DROP TABLE exchange_bodies`, `DROP TABLE exchange_compaction`, `DROP TABLE exchange_attempts`, `DROP TABLE exchanges`,
-		`DELETE FROM schema_migrations WHERE name IN ('002_history.sql', '006_account_kinds.sql', '007_attempts_in_row.sql', '008_inventory.sql', '009_replay_of.sql', '010_ledger.sql')`,
+		`DELETE FROM schema_migrations WHERE name IN ('002_history.sql', '006_account_kinds.sql', '007_attempts_in_row.sql', '008_inventory.sql', '009_replay_of.sql', '010_ledger.sql', '011_window_and_cache.sql')`,
 	} {
 		if _, err := st.db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)

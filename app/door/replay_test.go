@@ -22,7 +22,11 @@ func TestDoorReplaysARecordedRequestAsReceived(t *testing.T) {
 	}
 	f.up.SetRecordBodies(true)
 	body := `{"model":"claude-sonnet-4-5","max_tokens":64,"messages":[{"role":"user","content":"replay me"}]}`
-	resp, err := http.Post(f.front.URL+"/v1/messages", "application/json", strings.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, f.front.URL+"/v1/messages", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Anthropic-Beta", "context-1m-2025-08-07,interleaved-thinking-2025-05-14")
+	req.Header.Set("Anthropic-Version", "2023-06-01")
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,8 +40,13 @@ func TestDoorReplaysARecordedRequestAsReceived(t *testing.T) {
 	if status != http.StatusOK || newID == "" || newID == id || out["status"] != float64(200) {
 		t.Fatalf("replay = %d %v; want the new exchange's id and its 200", status, out)
 	}
-	if got := string(f.up.LastRequest().Body); got != strings.Replace(body, "claude-sonnet-4-5", "claude-opus-4-1", 1) {
+	last := f.up.LastRequest()
+	if got := string(last.Body); got != strings.Replace(body, "claude-sonnet-4-5", "claude-opus-4-1", 1) {
 		t.Errorf("the upstream got %s; want the request as received under the other model", got)
+	}
+	// The history kept the headers that change what the request means, and the replay sent them.
+	if got := last.Header.Get("Anthropic-Beta"); got != "context-1m-2025-08-07,interleaved-thinking-2025-05-14" {
+		t.Errorf("the replay's anthropic-beta = %q; want the client's", got)
 	}
 	f.waitRecorded(t, newID)
 	if status, out := f.do(t, http.MethodPost, "/longhaul/v1/history/lh_nosuch/replay", `{}`); status != http.StatusNotFound {

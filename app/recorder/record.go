@@ -21,7 +21,8 @@ func record(ex *proxy.Exchange, bodies *bodyPolicy) store.Exchange {
 		StreamOutcome: ex.StreamOutcome, StopReason: ex.StopReason,
 		InputTokens: ex.Usage.InputTokens, OutputTokens: ex.Usage.OutputTokens,
 		CacheReadTokens: ex.Usage.CacheReadInputTokens, CacheWriteTokens: ex.Usage.CacheCreationInputTokens,
-		ContextLimit: ex.ContextLimit, TokensBefore: ex.TokensBefore, TokensAfter: ex.TokensAfter,
+		ContextLimit: ex.ContextLimit, ContextLimitSource: ex.ContextLimitSource, ClientHeaders: ex.ClientHeaders,
+		TokensBefore: ex.TokensBefore, TokensAfter: ex.TokensAfter,
 		PressureBefore: ex.PressureBefore, PressureAfter: ex.PressureAfter,
 		SignatureRecoveries: ex.SignatureRecoveries, CrossModelDropped: ex.CrossModelDropped,
 		Signatures: len(ex.Signatures), ToolUseIDs: append([]string{}, ex.ToolUseIDs...),
@@ -49,16 +50,17 @@ func record(ex *proxy.Exchange, bodies *bodyPolicy) store.Exchange {
 		}
 	}
 	for _, c := range ex.Compaction {
-		// The model map and the translation are in the ledger but are no compaction: the
-		// layers column is what the dashboard and the sessions count as compactions.
-		if c.Layer != proxy.StepModelMap && c.Layer != proxy.StepTranslate {
+		// The model map and the translation are in the ledger but are no compaction, and a
+		// deferred step changed nothing: the layers column is what the dashboard and the
+		// sessions count as compactions.
+		if c.Layer != proxy.StepModelMap && c.Layer != proxy.StepTranslate && c.Deferred == "" {
 			rec.Layers = append(rec.Layers, c.Layer)
 			rec.TokensSaved += c.TokensSaved()
 		}
 		rec.Compaction = append(rec.Compaction, store.CompactionStep{
 			Layer: c.Layer, TokensBefore: c.TokensBefore, TokensAfter: c.TokensAfter,
 			RawBefore: c.RawBefore, RawAfter: c.RawAfter, Items: c.Items, Duration: c.Duration, CacheHit: c.CacheHit,
-			Edits: edits(c.Edits),
+			Edits: edits(c.Edits), Rewrite: c.Rewrite, Deferred: c.Deferred,
 		})
 	}
 	if bodies != nil && bodies.store && ex.State == proxy.ExchangeFinished {
