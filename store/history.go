@@ -63,11 +63,11 @@ type Exchange struct {
 	CacheReadTokens  int64 `json:"cacheReadTokens"`
 	CacheWriteTokens int64 `json:"cacheWriteTokens"`
 
-	ContextLimit        int      `json:"contextLimit"`
+	ContextLimit int `json:"contextLimit"`
 	// ContextLimitSource says where ContextLimit came from: "setting" (proxy.context_limits),
 	// "default", "beta" (the context-1m beta raised a default) or "learned" (the upstream
 	// refused a longer request); "" before migration 011.
-	ContextLimitSource string `json:"contextLimitSource"`
+	ContextLimitSource  string   `json:"contextLimitSource"`
 	TokensBefore        int      `json:"tokensBefore"`
 	TokensAfter         int      `json:"tokensAfter"`
 	PressureBefore      float64  `json:"pressureBefore"`
@@ -239,7 +239,7 @@ func redactSteps(steps []CompactionStep, r *Redactor) []CompactionStep {
 }
 
 // clientHeadersColumn is the client_headers column: the headers as a JSON object with sorted
-// keys, '' when none.
+// keys, ” when none.
 func clientHeadersColumn(h map[string]string) string {
 	if len(h) == 0 {
 		return ""
