@@ -34,6 +34,34 @@ type Pressure struct {
 	Account string    `json:"account"`
 	Bound   bool      `json:"bound"`
 	At      time.Time `json:"at" ts_type:"string"` // when the latest request started
+	// LimitSource says why Limit applies: "setting" (proxy.context_limits), "default",
+	// "beta" (the context-1m beta raised a default) or "learned" (the upstream refused a
+	// longer request, and Limit is what it showed); "" when not recorded.
+	LimitSource string `json:"limitSource"`
+	// Cache is the session's prompt cache as its replies showed it; nil when none was seen.
+	Cache *PromptCache `json:"cache,omitempty"`
+}
+
+// PromptCache is a session's prompt cache at the upstream: "cache warm, 142k tokens, cold in
+// 3:12".
+type PromptCache struct {
+	Warm bool `json:"warm"`
+	// Tokens is the prefix it holds; ColdInSeconds how long until it expires (0 when cold);
+	// TTLSeconds its life after each use.
+	Tokens        int    `json:"tokens"`
+	ColdInSeconds int    `json:"coldInSeconds"`
+	TTLSeconds    int    `json:"ttlSeconds"`
+	Summary       string `json:"summary"`
+}
+
+// promptCache reads the proxy's view of session's prompt cache at now.
+func promptCache(p *proxy.Server, session string, now time.Time) *PromptCache {
+	st, ok := p.SessionCache(session)
+	if !ok {
+		return nil
+	}
+	return &PromptCache{Warm: st.Warm(now), Tokens: st.Tokens, ColdInSeconds: int(st.Left(now).Seconds()),
+		TTLSeconds: int(st.TTL.Seconds()), Summary: st.Describe(now)}
 }
 
 // thresholds are the proxy's compaction thresholds, zero meaning the compactor's defaults.
@@ -74,6 +102,7 @@ func (h *History) Pressure(id string) (Pressure, error) {
 	if acct, ok := a.proxy.Pool().SessionAccount(e.SessionID, a.now()); ok {
 		p.Account, p.Bound = acct.Name(), true
 	}
+	p.Cache = promptCache(a.proxy, e.SessionID, a.now())
 	return p, nil
 }
 
@@ -84,7 +113,7 @@ func pressureOf(e store.Exchange, cfg proxy.Config) Pressure {
 		Session: e.SessionID, Model: e.Model, Tokens: e.TokensBefore, Limit: e.ContextLimit,
 		Ratio: e.PressureBefore, ForwardedTokens: e.TokensAfter, ForwardedRatio: e.PressureAfter,
 		UsageTokens:   e.InputTokens + e.CacheReadTokens + e.CacheWriteTokens,
-		LayersApplied: e.Layers, Account: e.AccountName, At: e.Start,
+		LayersApplied: e.Layers, Account: e.AccountName, At: e.Start, LimitSource: e.ContextLimitSource,
 	}
 	if p.Limit == 0 { // recorded before the estimator ran (or not a rewrite-capable route)
 		table := cfg.Compaction.ContextLimits

@@ -79,7 +79,7 @@ func (c CacheState) Left(now time.Time) time.Duration {
 	return c.LastUsed.Add(c.TTL).Sub(now)
 }
 
-// String reads like the session view: "cache warm, 142k tokens, cold in 3:12".
+// Describe reads like the session view: "cache warm, 142k tokens, cold in 3:12".
 func (c CacheState) Describe(now time.Time) string {
 	if c.Tokens <= 0 {
 		return "no prompt cache seen"

@@ -40,6 +40,13 @@ export namespace app {
 	    message: string;
 	    rateLimit?: Record<string, string>;
 	}
+	export interface PromptCache {
+	    warm: boolean;
+	    tokens: number;
+	    coldInSeconds: number;
+	    ttlSeconds: number;
+	    summary: string;
+	}
 	export interface Pressure {
 	    session: string;
 	    model: string;
@@ -55,7 +62,10 @@ export namespace app {
 	    account: string;
 	    bound: boolean;
 	    at: string;
+	    limitSource: string;
+	    cache?: PromptCache;
 	}
+	
 	export interface ProxyStatus {
 	    running: boolean;
 	    address: string;
@@ -147,6 +157,8 @@ export namespace store {
 	    durationNs: number;
 	    cacheHit: boolean;
 	    edits?: Edit[];
+	    rewrite: number;
+	    deferred?: string;
 	}
 	
 	export interface Exchange {
@@ -184,6 +196,7 @@ export namespace store {
 	    cacheReadTokens: number;
 	    cacheWriteTokens: number;
 	    contextLimit: number;
+	    contextLimitSource: string;
 	    tokensBefore: number;
 	    tokensAfter: number;
 	    pressureBefore: number;
@@ -197,6 +210,7 @@ export namespace store {
 	    tools: number;
 	    toolTokens: number;
 	    toolsCalled: string[];
+	    clientHeaders?: Record<string, string>;
 	    bytesIn: number;
 	    bytesOut: number;
 	    hasBodies: boolean;
