@@ -191,7 +191,7 @@ export const en = {
     none: 'Nothing changed: the request was forwarded as received.',
     beforeLedger: 'Recorded before the ledger: no per-message detail. The steps and their totals are shown.',
     noEdits: 'No message or block changed in this step.',
-    items: '{n} items',
+    items: 'items: {n}',
     saved: '−{n} tokens',
     tokens: '{before} → {after} tokens',
     more: '× {n}',

@@ -9,10 +9,12 @@
 // against a scripted Anthropic upstream (proxy/proxytest/cmd/scripted-upstream), it adds an account
 // in the Accounts page, tests its key, disables and enables it; sets a tiny context limit in
 // Settings; sends a tool-loop request through the proxy and sees it in the live monitor within a
-// second; opens its detail and finds the diff labelled Layer-1; has L2 below L1 refused (in the
+// second; opens its detail and finds the ledger entry of Layer 1 (rounds removed, messages[1–6]);
+// has L2 below L1 refused (in the
 // page and by the backend), saves a valid L2 and sees the next request run Layer-2; sends one offering 31 tools and sees
 // the tool warning badge, its Layer-3 summary call as a linked child row with account and tokens,
-// and the dashboard counting it; filters the
+// its ledger (the compressor, Layers 1–3, each edit at its path in the request as received), a
+// model-mapped request's "model renamed" entry, and the dashboard counting the summary call; filters the
 // monitor (status error, then ok) and sees live requests shown only as the backend matches them; configures
 // Claude Code and undoes it; renders every page in English and in Chinese, failing on any
 // missing message key; and sets a client key: the login page refuses a wrong key, the right one
@@ -483,6 +485,33 @@ function manyTools(n) {
 }
 
 /**
+ * body with the tool result of its first round (messages[2]) made long enough for the
+ * tool-result compressor (over the 1000-character cap the Settings step sets).
+ * @param {ReturnType<typeof toolLoop>} body
+ */
+function bigResult(body) {
+  const messages = /** @type {{content: {content: string}[]}[]} */ (body.messages)
+  const block = /** @type {{content: string}} */ (messages[2]?.content[0])
+  block.content = `// file 1\n` + 'a long log line from the build output\n'.repeat(130)
+  return body
+}
+
+/**
+ * The ledger as the request page draws it: each entry's step, kind, path and label.
+ * @param {import('playwright-core').Page} page
+ */
+async function ledgerEntries(page) {
+  return page.getByTestId('ledger-entry').evaluateAll((els) =>
+    els.map((e) => ({
+      layer: e.getAttribute('data-layer') ?? '',
+      kind: e.getAttribute('data-kind') ?? '',
+      path: e.getAttribute('data-path') ?? '',
+      label: (e.querySelector('[data-testid=ledger-entry-label]')?.textContent ?? '').trim(),
+    })),
+  )
+}
+
+/**
  * POSTs JSON on a fresh connection and resolves with the status, the body and the request id
  * the proxy answered with (Longhaul-Request-Id).
  * @param {number} port
@@ -663,7 +692,7 @@ async function pageSteps(page, uiURL, port, home) {
     await expectText(page, 'account-state', 'Available', 5000)
   })
 
-  await step('Settings: a 3000-token limit for e2e-*, L3 out of the way, no usage scaling, two allowed origins', async () => {
+  await step('Settings: a 3000-token limit for e2e-*, L3 out of the way, no usage scaling, two allowed origins, tool results capped at 1000 characters, e2e-alias mapped to e2e-model', async () => {
     await nav(page, 'settings')
     await page.getByTestId('limit-new-pattern').fill('e2e-*', { timeout: 5000 })
     await page.getByTestId('limit-new-tokens').fill('3000')
@@ -671,13 +700,21 @@ async function pageSteps(page, uiURL, port, home) {
     await typeAndLeave(page.getByTestId(`input-${L3}`), '0.95')
     await page.getByTestId('input-proxy.experimental.enable_usage_scaling').uncheck()
     await typeAndLeave(page.getByTestId('input-proxy.allowed_origins'), 'http://localhost:5173, https://chat.example.com')
+    // toolLoop's results (~810 characters) stay under the cap; bigResult's is over it.
+    await typeAndLeave(page.getByTestId('input-compaction.max_tool_result_chars'), '1000')
+    await page.getByTestId('group-model-map').getByRole('button', { name: 'Add mapping' }).click()
+    const mapping = page.getByTestId('mapping-row').last()
+    await typeAndLeave(mapping.locator('input').nth(0), 'e2e-alias')
+    await typeAndLeave(mapping.locator('input').nth(1), 'e2e-model')
     await page.getByTestId('settings-save').click()
     await page.getByTestId('settings-saved').waitFor({ timeout: 5000 })
     const v = await settingsJSON(page, uiURL)
     const x = v.settings.proxy
     if (x.context_limits['e2e-*'] !== 3000 || x.experimental.context_compression_threshold_l3 !== 0.95 || x.experimental.enable_usage_scaling ||
-      JSON.stringify(x.allowed_origins) !== '["http://localhost:5173","https://chat.example.com"]') {
-      throw new Error(`stored settings: ${JSON.stringify(x)}`)
+      JSON.stringify(x.allowed_origins) !== '["http://localhost:5173","https://chat.example.com"]' ||
+      v.settings.compaction.max_tool_result_chars !== 1000 ||
+      !x.model_map.some((/** @type {{pattern: string, model: string}} */ m) => m.pattern === 'e2e-alias' && m.model === 'e2e-model')) {
+      throw new Error(`stored settings: ${JSON.stringify(v.settings)}`)
     }
   })
 
@@ -698,15 +735,16 @@ async function pageSteps(page, uiURL, port, home) {
     const protocol = (await page.locator(`[data-testid=monitor-row][data-id="${first}"] [data-testid=row-protocol]`).textContent({ timeout: 2000 }))?.trim()
     if (protocol !== 'anthropic') throw new Error(`protocol column shows ${JSON.stringify(protocol)}; want "anthropic"`)
   })
-  await step('its detail shows the diff, labelled Layer-1', async () => {
+  await step('its detail shows the ledger: Layer 1 removed the old rounds, messages[1–6]', async () => {
     await page.locator(`[data-testid=monitor-row][data-id="${first}"]`).click({ timeout: 5000 })
-    await page.getByTestId('compaction-steps').waitFor({ timeout: 5000 })
-    const removed = page.locator('[data-testid=diff-change][data-layer="Layer-1"][data-kind=removed]')
-    await removed.first().waitFor({ timeout: 5000 })
-    const n = await removed.count()
-    if (n !== 6) throw new Error(`${n} changes labelled Layer-1; want 6 (3 tool rounds of 2 messages)`)
-    const other = await page.locator('[data-testid=diff-change]:not([data-layer="Layer-1"])').count()
-    if (other !== 0) throw new Error(`${other} changes not labelled Layer-1 (only Layer-1 ran)`)
+    await page.getByTestId('ledger').waitFor({ timeout: 5000 })
+    const steps = await page.getByTestId('ledger-step').evaluateAll((els) => els.map((e) => e.getAttribute('data-layer')))
+    if (JSON.stringify(steps) !== '["Layer-1"]') throw new Error(`ledger steps ${JSON.stringify(steps)}; want only Layer-1`)
+    const entries = await ledgerEntries(page)
+    // 3 of the 8 tool rounds (2 messages each) go, as one span of the request as received.
+    if (JSON.stringify(entries) !== JSON.stringify([{ layer: 'Layer-1', kind: 'rounds-removed', path: 'messages[1–6]', label: 'old tool rounds removed' }])) {
+      throw new Error(`ledger entries ${JSON.stringify(entries)}`)
+    }
     await page.getByTestId('body-tab-forwarded').click()
     await page.screenshot({ path: join(outDir, 'request.png'), fullPage: true, timeout: 10_000 })
   })
@@ -790,7 +828,7 @@ async function pageSteps(page, uiURL, port, home) {
   const l3 = { parent: '', child: '' }
   await step('a request offering 31 tools shows the tool warning badge in the monitor', async () => {
     const before = await rowIds(page)
-    const res = await postJSON(port, '/v1/messages', { ...toolLoop('tools'), tools: manyTools(31) })
+    const res = await postJSON(port, '/v1/messages', { ...bigResult(toolLoop('tools')), tools: manyTools(31) })
     if (res.status !== 200) throw new Error(`proxy answered ${res.status}: ${res.body.slice(0, 300)}`)
     await newRow(page, before, 3000)
     await until(
@@ -829,6 +867,48 @@ async function pageSteps(page, uiURL, port, home) {
     if (account === '' || account === '–') throw new Error('the summary call shows no account')
     if (!/^in [1-9]/.test(tokens)) throw new Error(`the summary call shows tokens ${JSON.stringify(tokens)}; want its input tokens`)
     await page.screenshot({ path: join(outDir, 'request-layer3.png'), fullPage: true, timeout: 10_000 })
+  })
+  await step('its ledger: the compressor, Layers 1, 2 and 3, each entry at its place in the request as received', async () => {
+    await page.getByTestId('ledger').waitFor({ timeout: 5000 })
+    const steps = await page.getByTestId('ledger-step').evaluateAll((els) => els.map((e) => e.getAttribute('data-layer')))
+    if (JSON.stringify(steps) !== '["tool-results","Layer-1","Layer-2","Layer-3"]') throw new Error(`ledger steps ${JSON.stringify(steps)}`)
+    const entries = await ledgerEntries(page)
+    /** @param {string} layer @param {string} kind @param {RegExp} path */
+    const find = (layer, kind, path) => {
+      const e = entries.find((x) => x.layer === layer && x.kind === kind && path.test(x.path))
+      if (!e) throw new Error(`no ${layer} ${kind} entry at ${path}: ${JSON.stringify(entries)}`)
+      return e
+    }
+    // bigResult put the long result in round 1: message 2, block 0.
+    find('tool-results', 'result-shortened', /^messages\[2\]\.content\[0\]$/)
+    const rounds = find('Layer-1', 'rounds-removed', /^messages\[1–\d+\]$/)
+    if (rounds.label !== 'old tool rounds removed') throw new Error(`rounds-removed reads ${JSON.stringify(rounds.label)}`)
+    const elided = find('Layer-2', 'thinking-elided', /^messages\[\d+\]\.content\[0\]$/)
+    if (elided.label !== 'thinking elided (signature kept)') throw new Error(`thinking-elided reads ${JSON.stringify(elided.label)}`)
+    find('Layer-3', 'summary-added', /^$/)
+    const shortened = page.locator('[data-testid=ledger-entry][data-kind=result-shortened]')
+    const before = (await shortened.getByTestId('ledger-entry-before').textContent()) ?? ''
+    if (!before.startsWith('// file 1')) throw new Error(`the shortened result's preview reads ${JSON.stringify(before.slice(0, 80))}`)
+    if (!((await shortened.textContent()) ?? '').includes('toolu_e2e_1')) throw new Error('the shortened result does not name its tool_use id')
+    await page.screenshot({ path: join(outDir, 'request-ledger.png'), fullPage: true, timeout: 10_000 })
+  })
+  await step('a mapped model: the ledger says the model was renamed, naming both', async () => {
+    const res = await postJSON(port, '/v1/messages', { model: 'e2e-alias', max_tokens: 16, stream: false, messages: [{ role: 'user', content: 'hi' }] })
+    if (res.status !== 200 || res.id === '') throw new Error(`proxy answered ${res.status}: ${res.body.slice(0, 300)}`)
+    await page.goto(`${uiURL}#/request/${encodeURIComponent(res.id)}`, { waitUntil: 'load' })
+    // The row is written by the recorder's batch: the detail page retries until it is there.
+    const entry = page.locator('[data-testid=ledger-step][data-layer=model-map] [data-testid=ledger-entry][data-kind=model-renamed]')
+    await entry.waitFor({ timeout: 10_000 })
+    const label = ((await entry.getByTestId('ledger-entry-label').textContent()) ?? '').trim()
+    const change = ((await entry.getByTestId('ledger-entry-change').textContent()) ?? '').trim()
+    if (label !== 'model renamed' || !change.startsWith('e2e-alias → e2e-model')) throw new Error(`model-map entry reads ${JSON.stringify(label)}, ${JSON.stringify(change)}`)
+    const steps = await page.getByTestId('ledger-step').evaluateAll((els) => els.map((e) => e.getAttribute('data-layer')))
+    if (JSON.stringify(steps) !== '["model-map"]') throw new Error(`ledger steps ${JSON.stringify(steps)}; want only the model map`)
+    await nav(page, 'monitor')
+    await until(async () => (await page.getByText('Loading…').count()) === 0, 5000, () => 'monitor still loading')
+    // A model map is no compaction: its row has no compaction badge.
+    const badges = await page.locator(`[data-testid=monitor-row][data-id="${res.id}"] [data-testid=layer-badge]`).count()
+    if (badges !== 0) throw new Error(`the mapped request shows ${badges} compaction badges; want none`)
   })
   await step('the dashboard counts the summary call', async () => {
     await nav(page, 'dashboard')
