@@ -222,4 +222,20 @@ func testRepliesFeed(t *testing.T, stream bool) {
 	if !strings.Contains(logs.String(), "Recovered signature from TOOL cache") {
 		t.Errorf("log lacks the recovery:\n%s", logs.String())
 	}
+	// The ledger names the restored signature where it was, and the forwarded body recorded is
+	// what the upstream received.
+	var restored []compact.Edit
+	for _, st := range ex.Compaction {
+		for _, e := range st.Edits {
+			if e.Kind == compact.EditSignatureRestored {
+				restored = append(restored, e)
+			}
+		}
+	}
+	if len(restored) != 1 || restored[0].Message != 1 || restored[0].Block != 0 {
+		t.Errorf("ledger %+v; want one signature-restored at messages[1].content[0]", ex.Compaction)
+	}
+	if !bytes.Equal(ex.ForwardedBody, f.up.LastRequest().Body) {
+		t.Errorf("the recorded forwarded body differs from what the upstream received")
+	}
 }
