@@ -41,6 +41,10 @@ func proxyConfig(s store.Settings, o Overrides) proxy.Config {
 		NoToolLoopRecovery:  !x.EnableToolLoopRecovery,
 		NoCrossModelChecks:  !x.EnableCrossModelChecks,
 		NoUsageScaling:      !x.EnableUsageScaling,
+		NoCacheAware:        !s.Compaction.CacheAware,
+		ForceRatio:          s.Compaction.ForceRatio,
+		PaybackRequests:     s.Compaction.PaybackRequests,
+		NoFoldDuplicates:    !s.Compaction.FoldDuplicates,
 	}
 	for _, m := range s.Proxy.ModelMap {
 		cfg.ModelMap = append(cfg.ModelMap, pool.ModelMapping{Pattern: m.Pattern, Model: m.Model, Account: m.Account})

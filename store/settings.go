@@ -78,6 +78,17 @@ type CompactionSettings struct {
 	SummaryModel        string `json:"summary_model"`
 	// SignatureCacheEntries bounds each of the signature cache's three maps.
 	SignatureCacheEntries int `json:"signature_cache_entries"`
+	// CacheAware times the lossy layers to the session's prompt cache: while it is warm, a step
+	// that would make the upstream write the conversation again waits until it pays for that
+	// (docs/ARCHITECTURE.md "Compaction and the prompt cache"); off runs them on pressure alone.
+	CacheAware bool `json:"cache_aware"`
+	// ForceRatio is the pressure above which every layer runs whatever the cache.
+	ForceRatio float64 `json:"force_ratio"`
+	// PaybackRequests is how many requests a step's savings are counted over against the
+	// cache re-write it causes.
+	PaybackRequests int `json:"payback_requests"`
+	// FoldDuplicates turns a tool result identical to a later one into a note naming it.
+	FoldDuplicates bool `json:"fold_duplicates"`
 }
 
 // HistorySettings bound what the request history keeps.
@@ -160,6 +171,10 @@ func DefaultSettings() Settings {
 			MaxToolResultChars:    200000,
 			SummaryModel:          "claude-haiku-4-5",
 			SignatureCacheEntries: 10000,
+			CacheAware:            true,
+			ForceRatio:            0.85,
+			PaybackRequests:       10,
+			FoldDuplicates:        true,
 		},
 		History: HistorySettings{RetentionDays: 90, MaxBytes: gib, StoreBodies: true, BodyRetentionDays: 7, MaxBodyBytes: 2 * mib},
 		Monitor: MonitorSettings{ToolWarningCount: 30},
@@ -222,6 +237,9 @@ func (s Settings) Validate() error {
 		{s.Compaction.SummaryModel != "", "compaction.summary_model", "must not be empty", nil},
 		{s.Compaction.SignatureCacheEntries >= 100 && s.Compaction.SignatureCacheEntries <= 1_000_000,
 			"compaction.signature_cache_entries", "must be between 100 and 1000000", nil},
+		{inUnit(s.Compaction.ForceRatio), "compaction.force_ratio", "must be greater than 0 and at most 1", nil},
+		{s.Compaction.PaybackRequests >= 1 && s.Compaction.PaybackRequests <= 1000,
+			"compaction.payback_requests", "must be between 1 and 1000", nil},
 		{s.History.RetentionDays >= 1, "history.retention_days", "must be at least 1", nil},
 		{s.History.MaxBytes >= mib, "history.max_bytes", "must be at least 1048576 (1 MiB)", nil},
 		{s.History.BodyRetentionDays >= 1, "history.body_retention_days", "must be at least 1", nil},
