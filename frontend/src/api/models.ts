@@ -18,6 +18,7 @@ export type KeyTest = app.KeyTest
 export type Settings = store.Settings
 export type SettingsView = app.SettingsView
 export type ModelMapping = store.ModelMapping
+export type ModelPrice = store.ModelPrice
 
 export type Exchange = store.Exchange
 export type Attempt = store.Attempt

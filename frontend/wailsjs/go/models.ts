@@ -218,8 +218,18 @@ export namespace store {
 	    model: string;
 	    account?: string;
 	}
+	export interface ModelPrice {
+	    input: number;
+	    output: number;
+	    cache_read?: number;
+	    cache_write?: number;
+	    cache_write_1h?: number;
+	}
 	export interface MonitorSettings {
 	    tool_warning_count: number;
+	}
+	export interface PricingSettings {
+	    table: Record<string, ModelPrice>;
 	}
 	export interface RotationSettings {
 	    policy: string;
@@ -270,6 +280,7 @@ export namespace store {
 	    compaction: CompactionSettings;
 	    history: HistorySettings;
 	    monitor: MonitorSettings;
+	    pricing: PricingSettings;
 	    app: AppSettings;
 	}
 	export interface StatsRow {
