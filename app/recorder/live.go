@@ -39,9 +39,15 @@ func (r *Recorder) relay(ctx context.Context) {
 			if len(order) == 0 {
 				continue
 			}
+			var pricer store.Pricer
+			if p := r.pricer.Load(); p != nil {
+				pricer = *p
+			}
 			batch := make([]store.Exchange, 0, len(order))
 			for _, id := range order {
-				batch = append(batch, r.store.RedactExchange(record(latest[id], nil)))
+				e := r.store.RedactExchange(record(latest[id], nil))
+				e.Price(pricer)
+				batch = append(batch, e)
 			}
 			order, latest = order[:0], map[string]*proxy.Exchange{}
 			// Encoded without reflection: at thousands of exchanges a second, json.Marshal

@@ -135,6 +135,13 @@ export namespace store {
 	    durationNs: number;
 	    cacheHit: boolean;
 	}
+	export interface Cost {
+	    input: number;
+	    output: number;
+	    cacheRead: number;
+	    cacheWrite: number;
+	    total: number;
+	}
 	export interface Exchange {
 	    seq: number;
 	    id: string;
@@ -169,6 +176,7 @@ export namespace store {
 	    outputTokens: number;
 	    cacheReadTokens: number;
 	    cacheWriteTokens: number;
+	    cost?: Cost;
 	    contextLimit: number;
 	    tokensBefore: number;
 	    tokensAfter: number;
@@ -225,6 +233,15 @@ export namespace store {
 	    cache_write?: number;
 	    cache_write_1h?: number;
 	}
+	export interface ModelUsage {
+	    model: string;
+	    requests: number;
+	    inputTokens: number;
+	    outputTokens: number;
+	    cacheReadTokens: number;
+	    cacheWriteTokens: number;
+	    cost?: Cost;
+	}
 	export interface MonitorSettings {
 	    tool_warning_count: number;
 	}
@@ -274,6 +291,9 @@ export namespace store {
 	    toolTokens: number;
 	    toolsCalled: string[];
 	    summaryCalls: number;
+	    cost?: Cost;
+	    unpricedRequests: number;
+	    models: ModelUsage[];
 	}
 	export interface Settings {
 	    proxy: ProxySettings;
@@ -294,6 +314,8 @@ export namespace store {
 	    cacheWriteTokens: number;
 	    tokensSaved: number;
 	    summaryCalls: number;
+	    cost?: Cost;
+	    unpricedRequests: number;
 	}
 	export interface Stats {
 	    since: string;
