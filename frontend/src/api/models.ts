@@ -25,6 +25,9 @@ export type Attempt = store.Attempt
 export type CompactionStep = store.CompactionStep
 export type HistoryPage = store.HistoryPage
 export type Session = store.Session
+export type ModelUsage = store.ModelUsage
+/** An estimated cost in US dollars by kind of token (app/pricing computes it). */
+export type Cost = store.Cost
 export type Pressure = app.Pressure
 /** How a recorded request is re-sent (app.ReplayOptions): accountID 0 lets the pool choose, model '' keeps it. */
 export type ReplayOptions = app.ReplayOptions

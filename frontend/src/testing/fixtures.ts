@@ -38,7 +38,7 @@ export function accountView(over: Partial<AccountView> = {}): AccountView {
 }
 
 export function emptyStats(): Stats {
-  const total = { key: '', requests: 0, errors: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, tokensSaved: 0, summaryCalls: 0 }
+  const total = { key: '', requests: 0, errors: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, tokensSaved: 0, summaryCalls: 0, unpricedRequests: 0 }
   return { since: '', until: '', bucket: 'hour', total, byAccount: [], byModel: [], byTime: [] }
 }
 
