@@ -53,6 +53,9 @@ type Session struct {
 	UnpricedRequests int64 `json:"unpricedRequests"`
 	// Models are its requests, tokens and cost per model sent, most requests first.
 	Models []ModelUsage `json:"models"`
+	// Replays counts the replays of its requests (re-sent from the history: the user's
+	// experiments, not the session's traffic), which every other figure leaves out.
+	Replays int64 `json:"replays"`
 }
 
 // ModelUsage is the traffic of one model (as sent upstream) within a session.
@@ -73,8 +76,14 @@ func (m *ModelUsage) tokens() Tokens {
 // errorCond is what counts as a failed exchange in views and stats: HasFailed, as SQL.
 const errorCond = "(state = 'finished' AND " + failedSQL + ")"
 
+// notReplaySQL selects the session's own traffic: no replay (a request the user re-sent from
+// the history), nor a summary call a replay caused. Sessions and stats count only these; a
+// replay is an experiment on the side, counted apart (Session.Replays, Stats.Replays).
+const notReplaySQL = "(replay_of = '' AND parent_id NOT IN (SELECT id FROM exchanges WHERE replay_of != ''))"
+
 // Sessions lists sessions active since the given time, most recently active first, their
-// costs estimated by p (nil: no costs).
+// costs estimated by p (nil: no costs). Replays are counted apart (Session.Replays) and left
+// out of every other figure: a session only a replay touched since then is not listed.
 func (st *Store) Sessions(ctx context.Context, since time.Time, limit int, p Pricer) ([]Session, error) {
 	if limit <= 0 || limit > 1000 {
 		limit = 100
@@ -89,14 +98,15 @@ func (st *Store) Sessions(ctx context.Context, since time.Time, limit int, p Pri
 				sum(cache_read_tokens) AS tcr, sum(cache_write_tokens) AS tcw,
 				max(CASE WHEN parent_id = '' THEN seq END) AS last_client, sum(parent_id != '') AS summaries,
 				group_concat(CASE WHEN tools_called NOT IN ('', '[]') THEN tools_called END, char(10)) AS called
-			FROM exchanges WHERE session_id != '' AND start_ns >= ?
+			FROM exchanges WHERE session_id != '' AND start_ns >= ? AND `+notReplaySQL+`
 			GROUP BY session_id ORDER BY last_seq DESC LIMIT ?)
 		SELECT g.session_id, g.first_ns, g.last_ns, g.n, g.errs, coalesce(g.layers, ''), g.compactions, g.saved,
 			g.tin, g.tout, g.tcr, g.tcw, l.user_agent, l.model, l.account_name,
 			coalesce(m.context_limit, 0), coalesce(m.tokens_after, 0), coalesce(m.pressure_after, 0),
-			l.tools, l.tool_tokens, coalesce(g.called, ''), g.summaries
+			l.tools, l.tool_tokens, coalesce(g.called, ''), g.summaries,
+			(SELECT count(*) FROM exchanges r WHERE r.session_id = g.session_id AND r.replay_of != '' AND r.start_ns >= ?)
 		FROM g JOIN exchanges l ON l.seq = coalesce(g.last_client, g.last_seq) LEFT JOIN exchanges m ON m.seq = g.last_msg
-		ORDER BY g.last_seq DESC`, nanos(since), limit)
+		ORDER BY g.last_seq DESC`, nanos(since), limit, nanos(since))
 	if err != nil {
 		return nil, fmt.Errorf("sessions: %w", err)
 	}
@@ -108,7 +118,7 @@ func (st *Store) Sessions(ctx context.Context, since time.Time, limit int, p Pri
 		var layers, called string
 		if err := rows.Scan(&s.ID, &first, &last, &s.Requests, &s.Errors, &layers, &s.Compactions, &s.TokensSaved,
 			&s.InputTokens, &s.OutputTokens, &s.CacheReadTokens, &s.CacheWriteTokens, &s.Client, &s.LastModel, &s.LastAccount,
-			&s.ContextLimit, &s.Tokens, &s.Pressure, &s.Tools, &s.ToolTokens, &called, &s.SummaryCalls); err != nil {
+			&s.ContextLimit, &s.Tokens, &s.Pressure, &s.Tools, &s.ToolTokens, &called, &s.SummaryCalls, &s.Replays); err != nil {
 			return nil, fmt.Errorf("sessions: %w", err)
 		}
 		if s.ToolsCalled, err = unionToolsCalled(called); err != nil {
@@ -148,7 +158,7 @@ func (st *Store) sessionModels(ctx context.Context, since time.Time, sessions []
 	}
 	rows, err := st.db.QueryContext(ctx, `SELECT session_id, `+pricedModelSQL+`, count(*),
 			sum(input_tokens), sum(output_tokens), sum(cache_read_tokens), sum(cache_write_tokens)
-		FROM exchanges WHERE start_ns >= ? AND session_id IN (?`+strings.Repeat(",?", len(sessions)-1)+`)
+		FROM exchanges WHERE start_ns >= ? AND session_id IN (?`+strings.Repeat(",?", len(sessions)-1)+`) AND `+notReplaySQL+`
 		GROUP BY 1, 2 ORDER BY 1, 3 DESC, 2`, args...)
 	if err != nil {
 		return fmt.Errorf("models: %w", err)
@@ -253,6 +263,9 @@ type Stats struct {
 	ByAccount []StatsRow `json:"byAccount"`
 	ByModel   []StatsRow `json:"byModel"`
 	ByTime    []StatsRow `json:"byTime"`
+	// Replays is the replays' traffic (and their summary calls'), which every other row
+	// leaves out: the user's experiments, not the clients' traffic. Key and Bucket unset.
+	Replays StatsRow `json:"replays"`
 }
 
 // statsBucket reads a stats bucket name ("" means hour) and its width.
@@ -266,8 +279,9 @@ func statsBucket(bucket string) (string, time.Duration, error) {
 	return "", 0, fmt.Errorf("bucket %q is not hour or day", bucket)
 }
 
-// HistoryStats aggregates finished exchanges that started in [since, until); bucket is "hour"
-// or "day" (UTC). A zero until means now. Costs are p's estimates (nil: none).
+// HistoryStats aggregates finished exchanges that started in [since, until), replays apart
+// (Stats.Replays); bucket is "hour" or "day" (UTC). A zero until means now. Costs are p's
+// estimates (nil: none).
 func (st *Store) HistoryStats(ctx context.Context, since, until time.Time, bucket string, p Pricer) (Stats, error) {
 	if until.IsZero() {
 		until = st.Now()
@@ -289,7 +303,7 @@ func (st *Store) HistoryStats(ctx context.Context, since, until time.Time, bucke
 		{&s.ByModel, pricedModelSQL + `, 0`, byRequests, nil},
 		{&s.ByTime, `'', (start_ns / ?) * ?`, func(a, b StatsRow) int { return a.Bucket.Compare(b.Bucket) }, []any{int64(width), int64(width)}},
 	} {
-		rows, err := st.statsRows(ctx, p, q.key, q.order, append(q.args, lo, hi)...)
+		rows, err := st.statsRows(ctx, p, q.key, notReplaySQL, q.order, append(q.args, lo, hi)...)
 		if err != nil {
 			return Stats{}, err
 		}
@@ -298,17 +312,25 @@ func (st *Store) HistoryStats(ctx context.Context, since, until time.Time, bucke
 	for _, r := range s.ByAccount {
 		s.Total.addRow(r)
 	}
+	replays, err := st.statsRows(ctx, p, `'', 0`, `NOT `+notReplaySQL, byRequests, lo, hi)
+	if err != nil {
+		return Stats{}, err
+	}
+	for _, r := range replays {
+		s.Replays.addRow(r)
+	}
 	return s, nil
 }
 
-// statsRows aggregates the finished exchanges started in [args' last two) per key (SQL of the
-// row's Key and Bucket, with its own args first), sorted by order. Each group is summed per
-// model sent as well, so that p prices each model's tokens at its own price.
-func (st *Store) statsRows(ctx context.Context, p Pricer, key string, order func(a, b StatsRow) int, args ...any) ([]StatsRow, error) {
+// statsRows aggregates the finished exchanges started in [args' last two) that match cond,
+// per key (SQL of the row's Key and Bucket, with its own args first), sorted by order. Each
+// group is summed per model sent as well, so that p prices each model's tokens at its own
+// price.
+func (st *Store) statsRows(ctx context.Context, p Pricer, key, cond string, order func(a, b StatsRow) int, args ...any) ([]StatsRow, error) {
 	rows, err := st.db.QueryContext(ctx, `SELECT `+key+`, `+pricedModelSQL+`, count(*), sum(`+errorCond+`),
 			sum(input_tokens), sum(output_tokens), sum(cache_read_tokens), sum(cache_write_tokens),
 			sum(tokens_saved), sum(parent_id != '')
-		FROM exchanges WHERE state = 'finished' AND start_ns >= ? AND start_ns < ?
+		FROM exchanges WHERE state = 'finished' AND start_ns >= ? AND start_ns < ? AND `+cond+`
 		GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("stats: %w", err)
@@ -405,8 +427,8 @@ type StatsSeries struct {
 }
 
 // HistoryStatsSeries aggregates finished exchanges that started in [since, until) per key (by:
-// "account" or "model", the model as sent) and per hour or day (UTC). A zero until means now.
-// Costs are p's estimates (nil: none).
+// "account" or "model", the model as sent) and per hour or day (UTC), replays left out. A zero
+// until means now. Costs are p's estimates (nil: none).
 func (st *Store) HistoryStatsSeries(ctx context.Context, since, until time.Time, bucket, by string, p Pricer) (StatsSeries, error) {
 	if until.IsZero() {
 		until = st.Now()
@@ -424,7 +446,7 @@ func (st *Store) HistoryStatsSeries(ctx context.Context, since, until time.Time,
 	default:
 		return StatsSeries{}, fmt.Errorf("stats series: by %q is not account or model", by)
 	}
-	rows, err := st.statsRows(ctx, p, key+`, (start_ns / ?) * ?`, func(a, b StatsRow) int {
+	rows, err := st.statsRows(ctx, p, key+`, (start_ns / ?) * ?`, notReplaySQL, func(a, b StatsRow) int {
 		return cmp.Or(a.Bucket.Compare(b.Bucket), strings.Compare(a.Key, b.Key))
 	}, int64(width), int64(width), nanos(since), until.UnixNano())
 	if err != nil {

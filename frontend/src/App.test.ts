@@ -179,7 +179,7 @@ describe('App', () => {
     expect(el.querySelector('[data-testid=request-cost]')?.textContent).toContain('cache read $0.042')
   })
 
-  it('shows a session’s cost, input split and models, and the dashboard’s total cost', async () => {
+  it('shows a session’s cost, input split, models and replays apart, and the dashboard’s total cost and replays apart', async () => {
     const { el, $, go } = mountInWails(running)
     const cost = (total: number) => ({ input: total / 2, output: total / 2, cacheRead: 0, cacheWrite: 0, total })
     go.History.Sessions.mockImplementation(async () => [{
@@ -187,7 +187,7 @@ describe('App', () => {
       requests: 3, errors: 0, lastModel: 'claude-sonnet-4-5', lastAccount: 'work', boundAccount: '',
       contextLimit: 200000, tokens: 1000, pressure: 0.005, layersFired: [], compactions: 0, tokensSaved: 0,
       inputTokens: 12000, outputTokens: 500, cacheReadTokens: 140000, cacheWriteTokens: 3000,
-      tools: 0, toolTokens: 0, toolsCalled: [], summaryCalls: 0, replays: 0,
+      tools: 0, toolTokens: 0, toolsCalled: [], summaryCalls: 0, replays: 2,
       cost: cost(2.5), unpricedRequests: 1,
       models: [
         { model: 'claude-sonnet-4-5-20250929', requests: 2, inputTokens: 12000, outputTokens: 500, cacheReadTokens: 140000, cacheWriteTokens: 3000, cost: cost(2.5) },
@@ -196,6 +196,7 @@ describe('App', () => {
     }])
     navigate('sessions')
     await vi.waitFor(() => expect($('session-cost')?.textContent).toContain('$2.50'))
+    expect($('session-replays')?.textContent).toBe('↻ 2 replays')
     expect($('session-unpriced')).not.toBeNull()
     expect($('session-input-split')?.textContent).toBe('12K new · 140K cached · 3K written')
     const models = [...el.querySelectorAll('[data-testid=session-model]')].map((m) => m.textContent)
@@ -203,11 +204,14 @@ describe('App', () => {
 
     const stats = emptyStats()
     stats.total = { ...stats.total, requests: 4, inputTokens: 1000, cacheReadTokens: 90000, cacheWriteTokens: 500, cost: cost(0.0042), unpricedRequests: 2 }
+    stats.replays = { ...stats.replays, requests: 3, cost: cost(0.75) }
     go.History.Stats.mockImplementation(async () => stats)
     navigate('dashboard')
     await vi.waitFor(() => expect($('total-cost')?.textContent).toBe('$0.0042'))
     expect($('total-unpriced')?.textContent).toBe('2 requests of models without a price not included')
     expect($('total-input-split')?.textContent).toBe('1K new · 90K cached · 500 written')
+    expect($('total-replays')?.textContent).toBe('↻ 3 replays not counted ($0.75)')
+    expect($('total-requests')?.textContent).toBe('4')
   })
 
   it('stops listening when unmounted', async () => {

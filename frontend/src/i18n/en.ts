@@ -250,6 +250,8 @@ export const en = {
     toolsOffered: 'Tools offered (latest)',
     toolsCalled: 'Tools called:',
     summaryCalls: '{n} summary calls',
+    replays: '↻ {n} replays',
+    replaysTitle: 'Requests re-sent from the history: your experiments, not counted in this session’s requests, errors, tokens or cost',
     showRequests: 'Show requests',
   },
   accounts: {
@@ -440,6 +442,8 @@ export const en = {
     requests: 'Requests',
     errors: 'Errors',
     summaryCalls: 'incl. {n} Layer-3 summary calls',
+    replays: '{n} replays not counted ({cost})',
+    replaysTitle: 'Requests re-sent from the history, and the summary calls they caused: your experiments, left out of every figure here',
     tokensIn: 'Tokens in',
     tokensOut: 'Tokens out',
     cacheRead: 'Cache reads',

@@ -251,6 +251,8 @@ export const zhCN: Messages = {
     toolsOffered: '提供的工具（最新）',
     toolsCalled: '调用过的工具：',
     summaryCalls: '{n} 次摘要调用',
+    replays: '↻ {n} 次重放',
+    replaysTitle: '从历史记录重新发送的请求：您的试验，不计入本会话的请求、错误、令牌或费用',
     showRequests: '查看请求',
   },
   accounts: {
@@ -440,6 +442,8 @@ export const zhCN: Messages = {
     requests: '请求',
     errors: '错误',
     summaryCalls: '含 {n} 次第 3 层摘要调用',
+    replays: '未计入 {n} 次重放（{cost}）',
+    replaysTitle: '从历史记录重新发送的请求及其引起的摘要调用：您的试验，不计入此处的任何数字',
     tokensIn: '输入令牌',
     tokensOut: '输出令牌',
     cacheRead: '缓存读取',

@@ -290,6 +290,7 @@ describe('sessions and dashboard helpers', () => {
       byAccount: [],
       byModel: [],
       byTime: [{ ...row, bucket: '2026-01-01T10:00:00Z' }],
+      replays: row,
     })
     expect(s).toEqual({
       x: [1767254400, 1767258000, 1767261600],

@@ -39,7 +39,7 @@ export function accountView(over: Partial<AccountView> = {}): AccountView {
 
 export function emptyStats(): Stats {
   const total = { key: '', requests: 0, errors: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, tokensSaved: 0, summaryCalls: 0, unpricedRequests: 0 }
-  return { since: '', until: '', bucket: 'hour', total, byAccount: [], byModel: [], byTime: [] }
+  return { since: '', until: '', bucket: 'hour', total, byAccount: [], byModel: [], byTime: [], replays: { ...total } }
 }
 
 export function emptySeries(by: 'account' | 'model' = 'account'): StatsSeries {

@@ -294,6 +294,7 @@ export namespace store {
 	    cost?: Cost;
 	    unpricedRequests: number;
 	    models: ModelUsage[];
+	    replays: number;
 	}
 	export interface Settings {
 	    proxy: ProxySettings;
@@ -325,6 +326,7 @@ export namespace store {
 	    byAccount: StatsRow[];
 	    byModel: StatsRow[];
 	    byTime: StatsRow[];
+	    replays: StatsRow;
 	}
 	
 	export interface StatsSeries {
