@@ -196,11 +196,11 @@ describe('App', () => {
     }])
     navigate('sessions')
     await vi.waitFor(() => expect($('session-cost')?.textContent).toContain('$2.50'))
-    expect($('session-replays')?.textContent).toBe('↻ 2 replays')
+    expect($('session-replays')?.textContent).toBe('↻ replays: 2')
     expect($('session-unpriced')).not.toBeNull()
     expect($('session-input-split')?.textContent).toBe('12K new · 140K cached · 3K written')
     const models = [...el.querySelectorAll('[data-testid=session-model]')].map((m) => m.textContent)
-    expect(models).toEqual(['claude-sonnet-4-5-20250929: 2 requests, $2.50', 'my-local-model: 1 requests, –'])
+    expect(models).toEqual(['claude-sonnet-4-5-20250929 · 2 req. · $2.50', 'my-local-model · 1 req. · –'])
 
     const stats = emptyStats()
     stats.total = { ...stats.total, requests: 4, inputTokens: 1000, cacheReadTokens: 90000, cacheWriteTokens: 500, cost: cost(0.0042), unpricedRequests: 2 }
@@ -210,7 +210,7 @@ describe('App', () => {
     await vi.waitFor(() => expect($('total-cost')?.textContent).toBe('$0.0042'))
     expect($('total-unpriced')?.textContent).toBe('2 requests of models without a price not included')
     expect($('total-input-split')?.textContent).toBe('1K new · 90K cached · 500 written')
-    expect($('total-replays')?.textContent).toBe('↻ 3 replays not counted ($0.75)')
+    expect($('total-replays')?.textContent).toBe('↻ replays not counted: 3 ($0.75)')
     expect($('total-requests')?.textContent).toBe('4')
   })
 
