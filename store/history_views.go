@@ -171,13 +171,14 @@ func (st *Store) sessionModels(ctx context.Context, since time.Time, sessions []
 		if err := rows.Scan(&id, &m.Model, &m.Requests, &m.InputTokens, &m.OutputTokens, &m.CacheReadTokens, &m.CacheWriteTokens); err != nil {
 			return fmt.Errorf("models: %w", err)
 		}
-		s := byID[id]
-		if sums[id] == nil {
-			sums[id] = &pricedSum{}
+		sum := sums[id]
+		if sum == nil {
+			sum = &pricedSum{}
+			sums[id] = sum
 		}
 		m.Cost = priceOf(p, m.Model, m.tokens())
-		sums[id].add(m.Cost, m.Requests)
-		s.Models = append(s.Models, m)
+		sum.add(m.Cost, m.Requests)
+		byID[id].Models = append(byID[id].Models, m)
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("models: %w", err)
@@ -350,9 +351,9 @@ func (st *Store) statsRows(ctx context.Context, p Pricer, key, cond string, orde
 			&r.CacheReadTokens, &r.CacheWriteTokens, &r.TokensSaved, &r.SummaryCalls); err != nil {
 			return nil, fmt.Errorf("stats: %w", err)
 		}
-		var sum pricedSum
-		sum.add(priceOf(p, model, r.tokens()), r.Requests)
-		r.Cost, r.UnpricedRequests = sum.cost, sum.unpriced
+		if r.Cost = priceOf(p, model, r.tokens()); r.Cost == nil {
+			r.UnpricedRequests = r.Requests
+		}
 		i, ok := index[g]
 		if !ok {
 			i = len(out)

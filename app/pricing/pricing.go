@@ -113,12 +113,6 @@ func New(prices map[string]Price) *Table {
 	return t
 }
 
-// Pattern returns the pattern that prices model, and false when none does.
-func (t *Table) Pattern(model string) (string, bool) {
-	e, ok := t.lookup(model)
-	return e.pattern, ok
-}
-
 func (t *Table) lookup(model string) (entry, bool) {
 	if t == nil || model == "" {
 		return entry{}, false

@@ -66,17 +66,22 @@ func TestCost(t *testing.T) {
 	}
 }
 
-func TestPatternPicksTheMostSpecific(t *testing.T) {
-	table := New(map[string]Price{"claude-*": {}, "claude-opus-4*": {}, "*opus*": {}, "": {Input: 1}})
-	tests := []struct{ model, want string }{
-		{"claude-opus-4-5", "claude-opus-4*"},
-		{"claude-haiku-4-5", "claude-*"},
-		{"anthropic/claude-opus-4-5", "*opus*"},
-		{"gpt-5", ""},
+func TestTheMostSpecificPatternPrices(t *testing.T) {
+	// Each pattern's input price is its number, so a million input tokens name the pattern.
+	table := New(map[string]Price{"claude-*": {Input: 1}, "claude-opus-4*": {Input: 2}, "*opus*": {Input: 3}, "": {Input: 4}})
+	tests := []struct {
+		model string
+		want  float64
+		ok    bool
+	}{
+		{"claude-opus-4-5", 2, true},
+		{"claude-haiku-4-5", 1, true},
+		{"anthropic/claude-opus-4-5", 3, true},
+		{"gpt-5", 0, false}, // an empty pattern matches nothing
 	}
 	for _, tt := range tests {
-		if got, _ := table.Pattern(tt.model); got != tt.want {
-			t.Errorf("Pattern(%q) = %q; want %q", tt.model, got, tt.want)
+		if c, ok := table.Cost(tt.model, Usage{Input: 1_000_000}); ok != tt.ok || !near(c.Total, tt.want) {
+			t.Errorf("Cost(%q, a million input tokens) = %v, %t; want %v, %t", tt.model, c.Total, ok, tt.want, tt.ok)
 		}
 	}
 }
