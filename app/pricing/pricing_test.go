@@ -102,3 +102,23 @@ func TestAddSumsEveryKind(t *testing.T) {
 		t.Errorf("Add = %+v; want %+v", got, want)
 	}
 }
+
+// BenchmarkCost is the price of one row with a table of the default's size (the live feed
+// prices every exchange it publishes; the history views every row they hand out).
+func BenchmarkCost(b *testing.B) {
+	prices := map[string]Price{}
+	for _, p := range []string{"claude-opus-4*", "claude-opus-4-0*", "claude-opus-4-1*", "claude-opus-4-2025*", "claude-sonnet-4*",
+		"claude-haiku-4*", "gpt-5*", "gpt-5-mini*", "gpt-5-nano*", "gpt-5.2*", "gpt-5.4*", "gpt-5.4-mini*", "gpt-5.5*", "gpt-4.1*",
+		"gpt-4.1-mini*", "gpt-4.1-nano*", "o3*", "o3-mini*", "o4-mini*", "gemini-2.5-pro*", "gemini-2.5-flash*", "gemini-2.5-flash-lite*"} {
+		prices[p] = Price{Input: 1, Output: 2}
+	}
+	table := New(prices)
+	u := Usage{Input: 12_000, Output: 2_000, CacheRead: 140_000, CacheWrite: 3_000}
+	for _, model := range []string{"claude-sonnet-4-5-20250929", "gemini-2.5-flash-lite", "unknown-model"} {
+		b.Run(model, func(b *testing.B) {
+			for b.Loop() {
+				table.Cost(model, u)
+			}
+		})
+	}
+}
