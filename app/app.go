@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"longhaul/app/autostart"
+	"longhaul/app/pricing"
 	"longhaul/app/recorder"
 	"longhaul/app/update"
 	"longhaul/proxy"
@@ -34,9 +36,10 @@ type App struct {
 	dataDir   string
 	overrides Overrides
 	now       func() time.Time
-	events    *recorder.Feed     // the one live feed: status events and history batches
-	recorder  *recorder.Recorder // history; nil: none
-	revoked   *Revocations       // 401/403s to persist, off the request path (revocation.go)
+	events    *recorder.Feed                // the one live feed: status events and history batches
+	recorder  *recorder.Recorder            // history; nil: none
+	revoked   *Revocations                  // 401/403s to persist, off the request path (revocation.go)
+	prices    atomic.Pointer[pricing.Table] // pricing.table, for the history's cost estimates (cost.go)
 
 	mu      sync.Mutex // serialises reloads, toggles and revocations
 	lastErr string     // why the proxy is not running, if it should be
@@ -105,8 +108,10 @@ func (a *App) Reload(ctx context.Context) error {
 		return err
 	}
 	a.applyAppSettings(settings.App)
+	a.prices.Store(priceTable(settings.Pricing))
 	if a.recorder != nil {
 		a.recorder.Configure(settings.History) // the proxy gets its capture settings through proxyConfig
+		a.recorder.SetPricer(a.pricer())
 	}
 	if err := a.proxy.Reconfigure(proxyConfig(settings, a.overrides)); err != nil {
 		a.lastErr = err.Error()

@@ -44,12 +44,26 @@ func (h *History) List(q map[string]string) (store.HistoryPage, error) {
 	if err != nil {
 		return store.HistoryPage{}, err
 	}
-	return h.app.store.ListExchanges(h.ctx(), f)
+	page, err := h.app.store.ListExchanges(h.ctx(), f)
+	if err != nil {
+		return store.HistoryPage{}, err
+	}
+	p := h.app.pricer()
+	for i := range page.Exchanges {
+		page.Exchanges[i].Price(p)
+	}
+	return page, nil
 }
 
-// Detail returns one exchange with attempts, compaction steps and bodies.
+// Detail returns one exchange with attempts, compaction steps and bodies, its summary calls
+// and its replays, each with its estimated cost.
 func (h *History) Detail(id string) (store.Exchange, error) {
-	return h.app.store.Exchange(h.ctx(), id)
+	e, err := h.app.store.Exchange(h.ctx(), id)
+	if err != nil {
+		return store.Exchange{}, err
+	}
+	e.Price(h.app.pricer())
+	return e, nil
 }
 
 // Export returns the filtered exchanges (List's q) as JSON Lines, oldest first.
@@ -109,14 +123,14 @@ func (a *App) WriteBundle(ctx context.Context, id string, w io.Writer) error {
 }
 
 // Sessions lists the sessions seen since q's since (RFC 3339), most recent first, at most
-// q's limit, each with the account it is bound to.
+// q's limit, each with the account it is bound to, its tokens per model and its estimated cost.
 func (h *History) Sessions(q map[string]string) ([]store.Session, error) {
 	since, err := timeParam(q, "since")
 	limit, lerr := intParam(q, "limit")
 	if err = errors.Join(err, lerr); err != nil {
 		return nil, err
 	}
-	sessions, err := h.app.store.Sessions(h.ctx(), since, limit)
+	sessions, err := h.app.store.Sessions(h.ctx(), since, limit, h.app.pricer())
 	if err != nil {
 		return nil, err
 	}
@@ -129,14 +143,14 @@ func (h *History) Sessions(q map[string]string) ([]store.Session, error) {
 	return sessions, nil
 }
 
-// Stats aggregates traffic per account, model and bucket (q: since, until, bucket hour|day;
-// since defaults to a day ago).
+// Stats aggregates traffic per account, model and bucket, with estimated costs (q: since,
+// until, bucket hour|day; since defaults to a day ago).
 func (h *History) Stats(q map[string]string) (store.Stats, error) {
 	since, until, err := statsRange(q)
 	if err != nil {
 		return store.Stats{}, err
 	}
-	return h.app.store.HistoryStats(h.ctx(), since, until, q["bucket"])
+	return h.app.store.HistoryStats(h.ctx(), since, until, q["bucket"], h.app.pricer())
 }
 
 // StatsSeries is traffic per account or model per hour or day, for one chart line each (q:
@@ -151,7 +165,7 @@ func (h *History) StatsSeries(q map[string]string) (store.StatsSeries, error) {
 	default:
 		return store.StatsSeries{}, badQuery("by: %q is not account or model", q["by"])
 	}
-	return h.app.store.HistoryStatsSeries(h.ctx(), since, until, q["bucket"], q["by"])
+	return h.app.store.HistoryStatsSeries(h.ctx(), since, until, q["bucket"], q["by"], h.app.pricer())
 }
 
 // HistoryStatus is the recorder's health for the UI.

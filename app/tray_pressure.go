@@ -59,7 +59,7 @@ func (s *sessionPressures) keep(e store.Exchange) bool {
 // history: the line is right from the start (and again after the feed dropped the tray
 // for falling behind), before each session's next request.
 func (s *sessionPressures) load(ctx context.Context, st *store.Store, now time.Time) error {
-	sessions, err := st.Sessions(ctx, now.Add(-trayPressureWindow), 1000)
+	sessions, err := st.Sessions(ctx, now.Add(-trayPressureWindow), 1000, nil) // no prices: only the ids are read
 	if err != nil {
 		return fmt.Errorf("load the tray's session pressures: %w", err)
 	}

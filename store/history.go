@@ -62,6 +62,9 @@ type Exchange struct {
 	OutputTokens     int64 `json:"outputTokens"`
 	CacheReadTokens  int64 `json:"cacheReadTokens"`
 	CacheWriteTokens int64 `json:"cacheWriteTokens"`
+	// Cost is the estimated cost of those tokens, set by Price from the app's price table
+	// (the store knows no prices); nil when not priced or the model has no price.
+	Cost *Cost `json:"cost,omitempty"`
 
 	ContextLimit int `json:"contextLimit"`
 	// ContextLimitSource says where ContextLimit came from: "setting" (proxy.context_limits),

@@ -52,7 +52,7 @@ func TestSummaryCallIsAChildExchange(t *testing.T) {
 		t.Errorf("ListExchanges(parent %s) = %+v, %v; want the one child", parent.ID, page.Exchanges, err)
 	}
 
-	stats, err := st.HistoryStats(ctx, testNow, testNow.Add(time.Hour), "hour")
+	stats, err := st.HistoryStats(ctx, testNow, testNow.Add(time.Hour), "hour", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestSessionToolInventory(t *testing.T) {
 	sum := summaryCall(last, "lh_sum_9", testNow.Add(3*time.Second)) // the latest row, but not a client's
 	writeAll(t, st, first, quiet, last, sum)
 
-	sessions, err := st.Sessions(ctx, testNow, 10)
+	sessions, err := st.Sessions(ctx, testNow, 10, nil)
 	if err != nil || len(sessions) != 1 {
 		t.Fatalf("Sessions = %+v, %v; want one", sessions, err)
 	}

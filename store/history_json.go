@@ -61,6 +61,13 @@ func (e *Exchange) appendJSON(b []byte) []byte {
 	b = appendInt(append(b, `,"outputTokens":`...), e.OutputTokens)
 	b = appendInt(append(b, `,"cacheReadTokens":`...), e.CacheReadTokens)
 	b = appendInt(append(b, `,"cacheWriteTokens":`...), e.CacheWriteTokens)
+	if c := e.Cost; c != nil {
+		b = appendJSONFloat(append(b, `,"cost":{"input":`...), c.Input)
+		b = appendJSONFloat(append(b, `,"output":`...), c.Output)
+		b = appendJSONFloat(append(b, `,"cacheRead":`...), c.CacheRead)
+		b = appendJSONFloat(append(b, `,"cacheWrite":`...), c.CacheWrite)
+		b = append(appendJSONFloat(append(b, `,"total":`...), c.Total), '}')
+	}
 	b = appendInt(append(b, `,"contextLimit":`...), int64(e.ContextLimit))
 	b = appendJSONString(append(b, `,"contextLimitSource":`...), e.ContextLimitSource)
 	b = appendInt(append(b, `,"tokensBefore":`...), int64(e.TokensBefore))

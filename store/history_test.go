@@ -388,7 +388,7 @@ func TestSessionsAndStats(t *testing.T) {
 		batch = append(batch, e)
 	}
 	writeAll(t, st, batch...)
-	sessions, err := st.Sessions(ctx, time.Time{}, 10)
+	sessions, err := st.Sessions(ctx, time.Time{}, 10, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,7 +403,7 @@ func TestSessionsAndStats(t *testing.T) {
 		t.Errorf("session sess-2 = %+v", s)
 	}
 
-	stats, err := st.HistoryStats(ctx, testNow, testNow.Add(24*time.Hour), "hour")
+	stats, err := st.HistoryStats(ctx, testNow, testNow.Add(24*time.Hour), "hour", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,7 +419,7 @@ func TestSessionsAndStats(t *testing.T) {
 	if len(stats.ByTime) != 4 || !stats.ByTime[0].Bucket.Equal(testNow) || stats.ByTime[0].Requests != 3 {
 		t.Errorf("stats by hour = %+v; want 4 hours of 3", stats.ByTime)
 	}
-	day, err := st.HistoryStats(ctx, testNow, testNow.Add(24*time.Hour), "day")
+	day, err := st.HistoryStats(ctx, testNow, testNow.Add(24*time.Hour), "day", nil)
 	if err != nil || len(day.ByTime) != 1 || day.ByTime[0].Requests != 12 {
 		t.Errorf("stats by day = %+v, %v; want one day of 12", day.ByTime, err)
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -46,13 +47,44 @@ type Session struct {
 	ToolsCalled []string `json:"toolsCalled"`
 	// SummaryCalls counts the Layer-3 summary calls the proxy made for it (also in Requests).
 	SummaryCalls int64 `json:"summaryCalls"`
+	// Cost is the estimated cost of its tokens (the Pricer's); nil when none of its models has
+	// a price. UnpricedRequests counts its requests whose model has none (left out of Cost).
+	Cost             *Cost `json:"cost,omitempty"`
+	UnpricedRequests int64 `json:"unpricedRequests"`
+	// Models are its requests, tokens and cost per model sent, most requests first.
+	Models []ModelUsage `json:"models"`
+	// Replays counts the replays of its requests (re-sent from the history: the user's
+	// experiments, not the session's traffic), which every other figure leaves out.
+	Replays int64 `json:"replays"`
+}
+
+// ModelUsage is the traffic of one model (as sent upstream) within a session.
+type ModelUsage struct {
+	Model            string `json:"model"`
+	Requests         int64  `json:"requests"`
+	InputTokens      int64  `json:"inputTokens"`
+	OutputTokens     int64  `json:"outputTokens"`
+	CacheReadTokens  int64  `json:"cacheReadTokens"`
+	CacheWriteTokens int64  `json:"cacheWriteTokens"`
+	Cost             *Cost  `json:"cost,omitempty"` // nil: the model has no price
+}
+
+func (m *ModelUsage) tokens() Tokens {
+	return Tokens{Input: m.InputTokens, Output: m.OutputTokens, CacheRead: m.CacheReadTokens, CacheWrite: m.CacheWriteTokens}
 }
 
 // errorCond is what counts as a failed exchange in views and stats: HasFailed, as SQL.
 const errorCond = "(state = 'finished' AND " + failedSQL + ")"
 
-// Sessions lists sessions active since the given time, most recently active first.
-func (st *Store) Sessions(ctx context.Context, since time.Time, limit int) ([]Session, error) {
+// notReplaySQL selects the session's own traffic: no replay (a request the user re-sent from
+// the history), nor a summary call a replay caused. Sessions and stats count only these; a
+// replay is an experiment on the side, counted apart (Session.Replays, Stats.Replays).
+const notReplaySQL = "(replay_of = '' AND parent_id NOT IN (SELECT id FROM exchanges WHERE replay_of != ''))"
+
+// Sessions lists sessions active since the given time, most recently active first, their
+// costs estimated by p (nil: no costs). Replays are counted apart (Session.Replays) and left
+// out of every other figure: a session only a replay touched since then is not listed.
+func (st *Store) Sessions(ctx context.Context, since time.Time, limit int, p Pricer) ([]Session, error) {
 	if limit <= 0 || limit > 1000 {
 		limit = 100
 	}
@@ -66,14 +98,15 @@ func (st *Store) Sessions(ctx context.Context, since time.Time, limit int) ([]Se
 				sum(cache_read_tokens) AS tcr, sum(cache_write_tokens) AS tcw,
 				max(CASE WHEN parent_id = '' THEN seq END) AS last_client, sum(parent_id != '') AS summaries,
 				group_concat(CASE WHEN tools_called NOT IN ('', '[]') THEN tools_called END, char(10)) AS called
-			FROM exchanges WHERE session_id != '' AND start_ns >= ?
+			FROM exchanges WHERE session_id != '' AND start_ns >= ? AND `+notReplaySQL+`
 			GROUP BY session_id ORDER BY last_seq DESC LIMIT ?)
 		SELECT g.session_id, g.first_ns, g.last_ns, g.n, g.errs, coalesce(g.layers, ''), g.compactions, g.saved,
 			g.tin, g.tout, g.tcr, g.tcw, l.user_agent, l.model, l.account_name,
 			coalesce(m.context_limit, 0), coalesce(m.tokens_after, 0), coalesce(m.pressure_after, 0),
-			l.tools, l.tool_tokens, coalesce(g.called, ''), g.summaries
+			l.tools, l.tool_tokens, coalesce(g.called, ''), g.summaries,
+			(SELECT count(*) FROM exchanges r WHERE r.session_id = g.session_id AND r.replay_of != '' AND r.start_ns >= ?)
 		FROM g JOIN exchanges l ON l.seq = coalesce(g.last_client, g.last_seq) LEFT JOIN exchanges m ON m.seq = g.last_msg
-		ORDER BY g.last_seq DESC`, nanos(since), limit)
+		ORDER BY g.last_seq DESC`, nanos(since), limit, nanos(since))
 	if err != nil {
 		return nil, fmt.Errorf("sessions: %w", err)
 	}
@@ -85,7 +118,7 @@ func (st *Store) Sessions(ctx context.Context, since time.Time, limit int) ([]Se
 		var layers, called string
 		if err := rows.Scan(&s.ID, &first, &last, &s.Requests, &s.Errors, &layers, &s.Compactions, &s.TokensSaved,
 			&s.InputTokens, &s.OutputTokens, &s.CacheReadTokens, &s.CacheWriteTokens, &s.Client, &s.LastModel, &s.LastAccount,
-			&s.ContextLimit, &s.Tokens, &s.Pressure, &s.Tools, &s.ToolTokens, &called, &s.SummaryCalls); err != nil {
+			&s.ContextLimit, &s.Tokens, &s.Pressure, &s.Tools, &s.ToolTokens, &called, &s.SummaryCalls, &s.Replays); err != nil {
 			return nil, fmt.Errorf("sessions: %w", err)
 		}
 		if s.ToolsCalled, err = unionToolsCalled(called); err != nil {
@@ -103,7 +136,57 @@ func (st *Store) Sessions(ctx context.Context, since time.Time, limit int) ([]Se
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sessions: %w", err)
 	}
+	if err := st.sessionModels(ctx, since, out, p); err != nil {
+		return nil, fmt.Errorf("sessions: %w", err)
+	}
 	return out, nil
+}
+
+// sessionModels fills each session's Models, and its Cost from theirs: one query for the
+// listed sessions, grouped by session and model sent.
+func (st *Store) sessionModels(ctx context.Context, since time.Time, sessions []Session, p Pricer) error {
+	if len(sessions) == 0 {
+		return nil
+	}
+	byID := make(map[string]*Session, len(sessions))
+	args := make([]any, 0, len(sessions)+1)
+	args = append(args, nanos(since))
+	for i := range sessions {
+		sessions[i].Models = []ModelUsage{}
+		byID[sessions[i].ID] = &sessions[i]
+		args = append(args, sessions[i].ID)
+	}
+	rows, err := st.db.QueryContext(ctx, `SELECT session_id, `+pricedModelSQL+`, count(*),
+			sum(input_tokens), sum(output_tokens), sum(cache_read_tokens), sum(cache_write_tokens)
+		FROM exchanges WHERE start_ns >= ? AND session_id IN (?`+strings.Repeat(",?", len(sessions)-1)+`) AND `+notReplaySQL+`
+		GROUP BY 1, 2 ORDER BY 1, 3 DESC, 2`, args...)
+	if err != nil {
+		return fmt.Errorf("models: %w", err)
+	}
+	defer rows.Close() //nolint:errcheck // read-only
+	sums := make(map[string]*pricedSum, len(sessions))
+	for rows.Next() {
+		var id string
+		var m ModelUsage
+		if err := rows.Scan(&id, &m.Model, &m.Requests, &m.InputTokens, &m.OutputTokens, &m.CacheReadTokens, &m.CacheWriteTokens); err != nil {
+			return fmt.Errorf("models: %w", err)
+		}
+		sum := sums[id]
+		if sum == nil {
+			sum = &pricedSum{}
+			sums[id] = sum
+		}
+		m.Cost = priceOf(p, m.Model, m.tokens())
+		sum.add(m.Cost, m.Requests)
+		byID[id].Models = append(byID[id].Models, m)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("models: %w", err)
+	}
+	for id, sum := range sums {
+		byID[id].Cost, byID[id].UnpricedRequests = sum.cost, sum.unpriced
+	}
+	return nil
 }
 
 // unionToolsCalled reads the tools_called columns of a session's rows, one JSON array a line
@@ -143,6 +226,33 @@ type StatsRow struct {
 	// SummaryCalls are the Layer-3 summary calls among Requests (the proxy's own requests,
 	// whose tokens the other sums include: they are spent on the account like any other).
 	SummaryCalls int64 `json:"summaryCalls"`
+	// Cost is the estimated cost of the tokens (the Pricer's, model by model); nil when no
+	// model among them has a price. UnpricedRequests are the requests left out of it.
+	Cost             *Cost `json:"cost,omitempty"`
+	UnpricedRequests int64 `json:"unpricedRequests"`
+}
+
+// addRow adds r's counts and cost to row.
+func (row *StatsRow) addRow(r StatsRow) {
+	row.Requests += r.Requests
+	row.Errors += r.Errors
+	row.InputTokens += r.InputTokens
+	row.OutputTokens += r.OutputTokens
+	row.CacheReadTokens += r.CacheReadTokens
+	row.CacheWriteTokens += r.CacheWriteTokens
+	row.TokensSaved += r.TokensSaved
+	row.SummaryCalls += r.SummaryCalls
+	row.UnpricedRequests += r.UnpricedRequests
+	if r.Cost != nil {
+		if row.Cost == nil {
+			row.Cost = &Cost{}
+		}
+		*row.Cost = row.Cost.add(*r.Cost)
+	}
+}
+
+func (row *StatsRow) tokens() Tokens {
+	return Tokens{Input: row.InputTokens, Output: row.OutputTokens, CacheRead: row.CacheReadTokens, CacheWrite: row.CacheWriteTokens}
 }
 
 // Stats is traffic over a time range, per account, per model and per hour or day.
@@ -154,11 +264,10 @@ type Stats struct {
 	ByAccount []StatsRow `json:"byAccount"`
 	ByModel   []StatsRow `json:"byModel"`
 	ByTime    []StatsRow `json:"byTime"`
+	// Replays is the replays' traffic (and their summary calls'), which every other row
+	// leaves out: the user's experiments, not the clients' traffic. Key and Bucket unset.
+	Replays StatsRow `json:"replays"`
 }
-
-// statsSums are the aggregates of a StatsRow, in statsRows' scan order.
-const statsSums = `count(*), sum(` + errorCond + `), sum(input_tokens), sum(output_tokens),
-	sum(cache_read_tokens), sum(cache_write_tokens), sum(tokens_saved), sum(parent_id != '')`
 
 // statsBucket reads a stats bucket name ("" means hour) and its width.
 func statsBucket(bucket string) (string, time.Duration, error) {
@@ -171,9 +280,10 @@ func statsBucket(bucket string) (string, time.Duration, error) {
 	return "", 0, fmt.Errorf("bucket %q is not hour or day", bucket)
 }
 
-// HistoryStats aggregates finished exchanges that started in [since, until); bucket is "hour"
-// or "day" (UTC). A zero until means now.
-func (st *Store) HistoryStats(ctx context.Context, since, until time.Time, bucket string) (Stats, error) {
+// HistoryStats aggregates finished exchanges that started in [since, until), replays apart
+// (Stats.Replays); bucket is "hour" or "day" (UTC). A zero until means now. Costs are p's
+// estimates (nil: none).
+func (st *Store) HistoryStats(ctx context.Context, since, until time.Time, bucket string, p Pricer) (Stats, error) {
 	if until.IsZero() {
 		until = st.Now()
 	}
@@ -182,59 +292,83 @@ func (st *Store) HistoryStats(ctx context.Context, since, until time.Time, bucke
 		return Stats{}, fmt.Errorf("stats: %w", err)
 	}
 	s := Stats{Since: since.UTC(), Until: until.UTC(), Bucket: bucket}
-	const sums = statsSums
-	const where = ` FROM exchanges WHERE state = 'finished' AND start_ns >= ? AND start_ns < ?`
 	lo, hi := nanos(since), until.UnixNano()
+	byRequests := func(a, b StatsRow) int { return cmp.Compare(b.Requests, a.Requests) }
 	for _, q := range []struct {
-		dst  *[]StatsRow
-		sql  string
-		args []any
+		dst   *[]StatsRow
+		key   string
+		order func(a, b StatsRow) int
+		args  []any
 	}{
-		{&s.ByAccount, `SELECT account_name, 0, ` + sums + where + ` GROUP BY account_name ORDER BY 3 DESC`, nil},
-		{&s.ByModel, `SELECT coalesce(nullif(model_sent, ''), model), 0, ` + sums + where + ` GROUP BY 1 ORDER BY 3 DESC`, nil},
-		{&s.ByTime, `SELECT '', (start_ns / ?) * ?, ` + sums + where + ` GROUP BY 2 ORDER BY 2`, []any{int64(width), int64(width)}},
+		{&s.ByAccount, `account_name, 0`, byRequests, nil},
+		{&s.ByModel, pricedModelSQL + `, 0`, byRequests, nil},
+		{&s.ByTime, `'', (start_ns / ?) * ?`, func(a, b StatsRow) int { return a.Bucket.Compare(b.Bucket) }, []any{int64(width), int64(width)}},
 	} {
-		rows, err := st.statsRows(ctx, q.sql, append(q.args, lo, hi)...)
+		rows, err := st.statsRows(ctx, p, q.key, notReplaySQL, q.order, append(q.args, lo, hi)...)
 		if err != nil {
 			return Stats{}, err
 		}
 		*q.dst = rows
 	}
 	for _, r := range s.ByAccount {
-		s.Total.Requests += r.Requests
-		s.Total.Errors += r.Errors
-		s.Total.InputTokens += r.InputTokens
-		s.Total.OutputTokens += r.OutputTokens
-		s.Total.CacheReadTokens += r.CacheReadTokens
-		s.Total.CacheWriteTokens += r.CacheWriteTokens
-		s.Total.TokensSaved += r.TokensSaved
-		s.Total.SummaryCalls += r.SummaryCalls
+		s.Total.addRow(r)
+	}
+	replays, err := st.statsRows(ctx, p, `'', 0`, `NOT `+notReplaySQL, byRequests, lo, hi)
+	if err != nil {
+		return Stats{}, err
+	}
+	for _, r := range replays {
+		s.Replays.addRow(r)
 	}
 	return s, nil
 }
 
-func (st *Store) statsRows(ctx context.Context, q string, args ...any) ([]StatsRow, error) {
-	rows, err := st.db.QueryContext(ctx, q, args...)
+// statsRows aggregates the finished exchanges started in [args' last two) that match cond,
+// per key (SQL of the row's Key and Bucket, with its own args first), sorted by order. Each
+// group is summed per model sent as well, so that p prices each model's tokens at its own
+// price.
+func (st *Store) statsRows(ctx context.Context, p Pricer, key, cond string, order func(a, b StatsRow) int, args ...any) ([]StatsRow, error) {
+	rows, err := st.db.QueryContext(ctx, `SELECT `+key+`, `+pricedModelSQL+`, count(*), sum(`+errorCond+`),
+			sum(input_tokens), sum(output_tokens), sum(cache_read_tokens), sum(cache_write_tokens),
+			sum(tokens_saved), sum(parent_id != '')
+		FROM exchanges WHERE state = 'finished' AND start_ns >= ? AND start_ns < ? AND `+cond+`
+		GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("stats: %w", err)
 	}
 	defer rows.Close() //nolint:errcheck // read-only
 	out := []StatsRow{}
+	type group struct {
+		key    string
+		bucket int64
+	}
+	index := map[group]int{}
 	for rows.Next() {
+		var g group
+		var model string
 		var r StatsRow
-		var bucket int64
-		if err := rows.Scan(&r.Key, &bucket, &r.Requests, &r.Errors, &r.InputTokens, &r.OutputTokens,
+		if err := rows.Scan(&g.key, &g.bucket, &model, &r.Requests, &r.Errors, &r.InputTokens, &r.OutputTokens,
 			&r.CacheReadTokens, &r.CacheWriteTokens, &r.TokensSaved, &r.SummaryCalls); err != nil {
 			return nil, fmt.Errorf("stats: %w", err)
 		}
-		if bucket != 0 {
-			r.Bucket = fromNanos(bucket)
+		if r.Cost = priceOf(p, model, r.tokens()); r.Cost == nil {
+			r.UnpricedRequests = r.Requests
 		}
-		out = append(out, r)
+		i, ok := index[g]
+		if !ok {
+			i = len(out)
+			index[g] = i
+			out = append(out, StatsRow{Key: g.key})
+			if g.bucket != 0 {
+				out[i].Bucket = fromNanos(g.bucket)
+			}
+		}
+		out[i].addRow(r)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("stats: %w", err)
 	}
+	slices.SortStableFunc(out, order)
 	return out, nil
 }
 
@@ -294,8 +428,9 @@ type StatsSeries struct {
 }
 
 // HistoryStatsSeries aggregates finished exchanges that started in [since, until) per key (by:
-// "account" or "model", the model as sent) and per hour or day (UTC). A zero until means now.
-func (st *Store) HistoryStatsSeries(ctx context.Context, since, until time.Time, bucket, by string) (StatsSeries, error) {
+// "account" or "model", the model as sent) and per hour or day (UTC), replays left out. A zero
+// until means now. Costs are p's estimates (nil: none).
+func (st *Store) HistoryStatsSeries(ctx context.Context, since, until time.Time, bucket, by string, p Pricer) (StatsSeries, error) {
 	if until.IsZero() {
 		until = st.Now()
 	}
@@ -308,14 +443,13 @@ func (st *Store) HistoryStatsSeries(ctx context.Context, since, until time.Time,
 	case "", "account":
 		by, key = "account", "account_name"
 	case "model":
-		key = "coalesce(nullif(model_sent, ''), model)"
+		key = pricedModelSQL
 	default:
 		return StatsSeries{}, fmt.Errorf("stats series: by %q is not account or model", by)
 	}
-	const sums = statsSums
-	rows, err := st.statsRows(ctx, `SELECT `+key+`, (start_ns / ?) * ?, `+sums+`
-		FROM exchanges WHERE state = 'finished' AND start_ns >= ? AND start_ns < ?
-		GROUP BY 1, 2 ORDER BY 2, 1`, int64(width), int64(width), nanos(since), until.UnixNano())
+	rows, err := st.statsRows(ctx, p, key+`, (start_ns / ?) * ?`, notReplaySQL, func(a, b StatsRow) int {
+		return cmp.Or(a.Bucket.Compare(b.Bucket), strings.Compare(a.Key, b.Key))
+	}, int64(width), int64(width), nanos(since), until.UnixNano())
 	if err != nil {
 		return StatsSeries{}, err
 	}

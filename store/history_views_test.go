@@ -25,7 +25,7 @@ func TestHistoryStatsSeriesPerAccountAndModel(t *testing.T) {
 	started.State = "started"
 	writeAll(t, st, append(batch, started)...)
 
-	s, err := st.HistoryStatsSeries(ctx, testNow, testNow.Add(24*time.Hour), "hour", "account")
+	s, err := st.HistoryStatsSeries(ctx, testNow, testNow.Add(24*time.Hour), "hour", "account", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestHistoryStatsSeriesPerAccountAndModel(t *testing.T) {
 		t.Errorf("series by account = %v (%s/%s); want %v", got, s.By, s.Bucket, want)
 	}
 
-	m, err := st.HistoryStatsSeries(ctx, testNow, testNow.Add(24*time.Hour), "day", "model")
+	m, err := st.HistoryStatsSeries(ctx, testNow, testNow.Add(24*time.Hour), "day", "model", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,10 +46,10 @@ func TestHistoryStatsSeriesPerAccountAndModel(t *testing.T) {
 		m.Rows[1].Key != "claude-sonnet-4-5-20250929" || m.Rows[1].Requests != 6 {
 		t.Errorf("series by model per day = %+v", m.Rows)
 	}
-	if _, err := st.HistoryStatsSeries(ctx, testNow, time.Time{}, "week", "account"); err == nil {
+	if _, err := st.HistoryStatsSeries(ctx, testNow, time.Time{}, "week", "account", nil); err == nil {
 		t.Error("bucket week accepted")
 	}
-	if _, err := st.HistoryStatsSeries(ctx, testNow, time.Time{}, "hour", "session"); err == nil {
+	if _, err := st.HistoryStatsSeries(ctx, testNow, time.Time{}, "hour", "session", nil); err == nil {
 		t.Error("by session accepted")
 	}
 }

@@ -14,6 +14,7 @@ type Settings struct {
 	Compaction CompactionSettings `json:"compaction"`
 	History    HistorySettings    `json:"history"`
 	Monitor    MonitorSettings    `json:"monitor"`
+	Pricing    PricingSettings    `json:"pricing"`
 	App        AppSettings        `json:"app"`
 }
 
@@ -178,6 +179,7 @@ func DefaultSettings() Settings {
 		},
 		History: HistorySettings{RetentionDays: 90, MaxBytes: gib, StoreBodies: true, BodyRetentionDays: 7, MaxBodyBytes: 2 * mib},
 		Monitor: MonitorSettings{ToolWarningCount: 30},
+		Pricing: PricingSettings{Table: DefaultPrices()},
 		App:     AppSettings{CheckUpdates: true, Language: "en"},
 	}
 }
@@ -193,6 +195,9 @@ func (s *Settings) normalize() {
 	}
 	if s.Proxy.AllowedOrigins == nil {
 		s.Proxy.AllowedOrigins = []string{}
+	}
+	if s.Pricing.Table == nil {
+		s.Pricing.Table = map[string]ModelPrice{}
 	}
 }
 
@@ -270,7 +275,7 @@ func (s Settings) Validate() error {
 			return &ValidationError{Field: "proxy.context_limits." + pattern, Message: "must be greater than 0"}
 		}
 	}
-	return nil
+	return validatePricing(s.Pricing)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -181,7 +181,12 @@ func describeType(t reflect.Type) string {
 	case reflect.Float64:
 		return "a number"
 	case reflect.Map:
+		if t.Elem().Kind() == reflect.Struct {
+			return `a JSON object such as {"claude-opus-4*": {"input": 5, "output": 25, "cache_read": 0.5, "cache_write": 6.25}}`
+		}
 		return `a JSON object such as {"claude-*": 200000}`
+	case reflect.Struct:
+		return `a JSON object such as {"input": 5, "output": 25, "cache_read": 0.5, "cache_write": 6.25}`
 	case reflect.Slice:
 		return `a JSON list such as [{"pattern": "claude-*", "model": "claude-sonnet-4-5"}]`
 	}

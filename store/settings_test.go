@@ -101,6 +101,12 @@ func TestSetSettingRejectsInvalidAndWritesNothing(t *testing.T) {
 		{"context limit entry zero", "proxy.context_limits.claude-opus-4*", "0", "proxy.context_limits.claude-opus-4*"},
 		{"model map entry without model", "proxy.model_map", `[{"pattern":"gpt-*"}]`, "proxy.model_map"},
 		{"model map entry with typo", "proxy.model_map", `[{"pattern":"gpt-*","modle":"x"}]`, "proxy.model_map"},
+		{"price entry negative", "pricing.table.claude-opus-4*", `{"input":-5,"output":25}`, "pricing.table.claude-opus-4*"},
+		{"price entry cache read negative", "pricing.table.gpt-5*", `{"input":1.25,"output":10,"cache_read":-1}`, "pricing.table.gpt-5*"},
+		{"price entry absurd", "pricing.table.x", `{"input":2000000,"output":1}`, "pricing.table.x"},
+		{"price entry with typo", "pricing.table.x", `{"input":1,"ouptut":2}`, "pricing.table.x"},
+		{"price entry not an object", "pricing.table.x", `5`, "pricing.table.x"},
+		{"price table empty pattern", "pricing.table", `{"":{"input":1,"output":2}}`, "pricing.table"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -172,6 +178,7 @@ func TestEveryKeyCanBeGetAndSetToItsOwnValue(t *testing.T) {
 		"compaction.keep_tool_rounds", "compaction.protect_last_messages", "compaction.max_tool_result_chars",
 		"compaction.summary_model", "history.retention_days", "history.max_bytes", "history.store_bodies",
 		"app.autostart", "app.start_minimized", "app.check_updates", "app.language", "monitor.tool_warning_count",
+		"pricing.table",
 	} {
 		if !slices.Contains(keys, want) {
 			t.Errorf("SettingKeys() lacks %q", want)
@@ -397,6 +404,7 @@ func TestValidationFieldsAreSettingKeys(t *testing.T) {
 		"summary": func(s *Settings) { s.Compaction.SummaryModel = "" },
 		"bytes":   func(s *Settings) { s.History.MaxBytes = 1 },
 		"entry":   func(s *Settings) { s.Proxy.ContextLimits["x"] = 0 },
+		"price":   func(s *Settings) { s.Pricing.Table["x"] = ModelPrice{Input: -1} },
 		"tools":   func(s *Settings) { s.Monitor.ToolWarningCount = 0 },
 	}
 	for name, breakIt := range breakers {
@@ -463,5 +471,44 @@ func TestToolWarningCount(t *testing.T) {
 	}
 	if s, err := st.Settings(ctx); err != nil || s.Monitor.ToolWarningCount != 64 {
 		t.Errorf("Settings().Monitor.ToolWarningCount = %d, %v; want 64 (the last valid value)", s.Monitor.ToolWarningCount, err)
+	}
+}
+
+func TestPriceTableEntries(t *testing.T) {
+	ctx := context.Background()
+	st, _ := openTemp(t)
+	if got, err := st.GetSetting(ctx, "pricing.table.claude-sonnet-4*"); err != nil ||
+		got != `{"input":3,"output":15,"cache_read":0.3,"cache_write":3.75,"cache_write_1h":6}` {
+		t.Errorf("default pricing.table.claude-sonnet-4* = %q, %v; want the list price", got, err)
+	}
+	// An entry without cache prices keeps them out (they follow the input price), rather than
+	// making cache reads free.
+	s, err := st.SetSetting(ctx, "pricing.table.my-model*", `{"input":2,"output":6}`)
+	if err != nil {
+		t.Fatalf("SetSetting(pricing.table.my-model*) = %v", err)
+	}
+	if got := s.Pricing.Table["my-model*"]; got.Input != 2 || got.Output != 6 || got.CacheRead != nil || got.CacheWrite != nil || got.CacheWrite1h != nil {
+		t.Errorf("pricing.table.my-model* = %+v; want input 2, output 6, no cache prices", got)
+	}
+	if got, err := st.GetSetting(ctx, "pricing.table.my-model*"); err != nil || got != `{"input":2,"output":6}` {
+		t.Errorf("GetSetting(pricing.table.my-model*) = %q, %v", got, err)
+	}
+	if _, err := st.SetSetting(ctx, "pricing.table.claude-opus-4*", `{"input":4,"output":20,"cache_read":0.2}`); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"pricing.table.my-model*", "pricing.table.claude-opus-4*"} {
+		if err := st.ResetSetting(ctx, key); err != nil {
+			t.Fatalf("ResetSetting(%q) = %v", key, err)
+		}
+	}
+	got, err := st.Settings(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Pricing.Table, DefaultPrices()) {
+		t.Errorf("pricing.table after resetting its entries = %v; want the defaults", got.Pricing.Table)
+	}
+	if n := countRows(t, st, "settings"); n != 0 {
+		t.Errorf("settings rows after resetting every entry = %d; want 0", n)
 	}
 }

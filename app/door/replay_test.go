@@ -53,3 +53,33 @@ func TestDoorReplaysARecordedRequestAsReceived(t *testing.T) {
 		t.Errorf("replay of an unknown id = %d %v; want 404", status, out)
 	}
 }
+
+// A replay, made through the door as the UI makes it, is no traffic of the session it re-sent
+// a request of: the session and the dashboard count it apart, with its cost.
+func TestDoorReplayIsCountedApart(t *testing.T) {
+	f := newFixture(t, recorder.Options{})
+	f.up.SetDefault(cachedReply())
+	ids := recordThree(t, f) // alpha, beta, beta
+	var before []store.Session
+	f.getJSON(t, "/longhaul/v1/sessions", &before)
+
+	status, out := f.do(t, http.MethodPost, "/longhaul/v1/history/"+ids[1]+"/replay", `{"noCompaction":true}`)
+	replayID, _ := out["id"].(string)
+	if status != http.StatusOK || replayID == "" {
+		t.Fatalf("replay = %d %v", status, out)
+	}
+	f.waitRecorded(t, replayID)
+
+	var sessions []store.Session
+	f.getJSON(t, "/longhaul/v1/sessions", &sessions)
+	if len(sessions) != 2 || sessions[0].ID != "beta" || sessions[0].Requests != 2 || sessions[0].Replays != 1 ||
+		sessions[0].Cost == nil || before[0].Cost == nil || !near(sessions[0].Cost.Total, before[0].Cost.Total) || !sessions[0].LastSeen.Equal(before[0].LastSeen) {
+		t.Errorf("sessions after a replay = %+v; want beta as before (2 requests, same cost and last seen) with 1 replay", sessions)
+	}
+	var stats store.Stats
+	f.getJSON(t, "/longhaul/v1/stats?bucket=day", &stats)
+	if stats.Total.Requests != 3 || stats.Replays.Requests != 1 || stats.Replays.Cost == nil || stats.Total.Cost == nil ||
+		!near(stats.Replays.Cost.Total, stats.Total.Cost.Total/3) {
+		t.Errorf("stats after a replay: total %+v, replays %+v; want 3 requests and 1 replay at one request's cost", stats.Total, stats.Replays)
+	}
+}

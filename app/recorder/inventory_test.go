@@ -49,7 +49,7 @@ func TestToolInventoryIsRecorded(t *testing.T) {
 	if e.Tools != 2 || e.ToolTokens <= 0 || e.ToolsCalled == nil {
 		t.Errorf("recorded tools %d (%d tokens), called %v; want 2 offered with an estimate", e.Tools, e.ToolTokens, e.ToolsCalled)
 	}
-	sessions, err := f.st.Sessions(context.Background(), e.Start.Add(-1), 10)
+	sessions, err := f.st.Sessions(context.Background(), e.Start.Add(-1), 10, nil)
 	if i := slices.IndexFunc(sessions, func(s store.Session) bool { return s.ID == e.SessionID }); err != nil || i < 0 || sessions[i].Tools != 2 {
 		t.Errorf("sessions = %+v, %v; want session %q offering 2 tools", sessions, err, e.SessionID)
 	}

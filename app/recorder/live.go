@@ -39,6 +39,10 @@ func (r *Recorder) relay(ctx context.Context) {
 			if len(order) == 0 {
 				continue
 			}
+			var pricer store.Pricer
+			if p := r.pricer.Load(); p != nil {
+				pricer = *p
+			}
 			batch := make([]store.Exchange, 0, len(order))
 			for _, id := range order {
 				rec := record(latest[id], nil)
@@ -47,7 +51,9 @@ func (r *Recorder) relay(ctx context.Context) {
 				for i := range rec.Compaction {
 					rec.Compaction[i].Edits = nil
 				}
-				batch = append(batch, r.store.RedactExchange(rec))
+				e := r.store.RedactExchange(rec)
+				e.Price(pricer)
+				batch = append(batch, e)
 			}
 			order, latest = order[:0], map[string]*proxy.Exchange{}
 			// Encoded without reflection: at thousands of exchanges a second, json.Marshal

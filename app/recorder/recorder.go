@@ -45,6 +45,7 @@ type Recorder struct {
 	bodyBytes     atomic.Int64 // body bytes queued or pending, not yet committed
 
 	bodies atomic.Pointer[bodyPolicy]
+	pricer atomic.Pointer[store.Pricer] // prices the live feed's rows; nil: none
 
 	writeMu     sync.Mutex // one batch write at a time (writer goroutine, final flush)
 	pending     []queued   // read from the queue, not yet committed; guarded by writeMu
@@ -147,6 +148,12 @@ func New(st *store.Store, opts Options) *Recorder {
 // Configure applies the history settings that shape each record (body storage and cap).
 func (r *Recorder) Configure(h store.HistorySettings) {
 	r.bodies.Store(&bodyPolicy{store: h.StoreBodies, maxBytes: h.MaxBodyBytes})
+}
+
+// SetPricer sets what prices the exchanges of the live feed (the app's price table, the one
+// its history views use), so the monitor shows each request's cost as it finishes.
+func (r *Recorder) SetPricer(p store.Pricer) {
+	r.pricer.Store(&p)
 }
 
 // Observe hands an exchange off without blocking (proxy.Observer).

@@ -152,7 +152,7 @@ func TestCompactionIsRecorded(t *testing.T) {
 	if err != nil || len(page.Exchanges) != 1 || page.Exchanges[0].ID != e.ID {
 		t.Errorf("compacted filter = %+v, %v; want this exchange", page.Exchanges, err)
 	}
-	stats, err := f.st.HistoryStats(ctx, time.Now().Add(-time.Hour), time.Time{}, "hour")
+	stats, err := f.st.HistoryStats(ctx, time.Now().Add(-time.Hour), time.Time{}, "hour", nil)
 	if err != nil || stats.Total.TokensSaved != int64(e.TokensSaved) {
 		t.Errorf("stats tokens saved = %d, %v; want %d", stats.Total.TokensSaved, err, e.TokensSaved)
 	}

@@ -162,12 +162,69 @@ describe('App', () => {
       contextLimit: 200000, tokens: 1000, pressure: 0.005, layersFired: [], compactions: 0, tokensSaved: 0,
       inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0,
       tools: 40, toolTokens: 12000, toolsCalled: ['read_file', 'bash'], summaryCalls: 1,
+      unpricedRequests: 0, models: [], replays: 0,
     }
     go.History.Sessions.mockImplementation(async () => [session])
     navigate('sessions')
     await vi.waitFor(() => expect(el.querySelector('[data-testid=session-tools] [data-testid=tools-badge]')?.getAttribute('data-warning')).toBe('true'))
     const called = [...el.querySelectorAll('[data-testid=session-tools-called] code')].map((c) => c.textContent)
     expect(called).toEqual(['read_file', 'bash'])
+  })
+
+  it('shows each request’s estimated cost and input split in the monitor, in full on its page', async () => {
+    const cost = { input: 0.036, output: 0.03, cacheRead: 0.042, cacheWrite: 0.01125, total: 0.11925 }
+    const priced = exchange({ id: 'lh_$', inputTokens: 12000, outputTokens: 2000, cacheReadTokens: 140000, cacheWriteTokens: 3000, cost })
+    const unpriced = exchange({ id: 'lh_u', modelSent: 'my-local-model' })
+    const started = exchange({ id: 'lh_s', state: 'started' })
+    const { el, go } = mountInWails(running, [priced, unpriced, started])
+    await vi.waitFor(() => expect(el.querySelectorAll('[data-testid=monitor-row]')).toHaveLength(3))
+    const cell = (id: string, what: string) => el.querySelector<HTMLElement>(`[data-testid=monitor-row][data-id="${id}"] [data-testid=${what}]`)
+    expect(cell('lh_$', 'row-cost')?.textContent).toBe('$0.12')
+    expect(cell('lh_$', 'row-cost')?.title).toContain('input $0.036 · output $0.030 · cache read $0.042 · cache write $0.011')
+    expect(cell('lh_$', 'row-tokens')?.title).toBe('input: 12K new · 140K cached · 3K written · output 2K')
+    expect(cell('lh_u', 'row-cost')?.textContent).toBe('–')
+    expect(cell('lh_s', 'row-cost')?.textContent).toBe('')
+
+    go.History.Detail.mockImplementation(async () => ({ ...priced, attempts: [], compaction: [] }))
+    navigate('request', 'lh_$')
+    await vi.waitFor(() => expect(el.querySelector('[data-testid=request-cost]')?.textContent).toContain('$0.12'))
+    expect(el.querySelector('[data-testid=request-input-split]')?.textContent).toBe('12,000 new · 140,000 cached · 3,000 written')
+    expect(el.querySelector('[data-testid=request-cost]')?.textContent).toContain('cache read $0.042')
+  })
+
+  it('shows a session’s cost, input split, models and replays apart, and the dashboard’s total cost and replays apart', async () => {
+    const { el, $, go } = mountInWails(running)
+    const cost = (total: number) => ({ input: total / 2, output: total / 2, cacheRead: 0, cacheWrite: 0, total })
+    go.History.Sessions.mockImplementation(async () => [{
+      id: 'sess-1', client: 'claude-cli/2.1', firstSeen: '2026-01-01T12:00:00Z', lastSeen: '2026-01-01T12:05:00Z',
+      requests: 3, errors: 0, lastModel: 'claude-sonnet-4-5', lastAccount: 'work', boundAccount: '',
+      contextLimit: 200000, tokens: 1000, pressure: 0.005, layersFired: [], compactions: 0, tokensSaved: 0,
+      inputTokens: 12000, outputTokens: 500, cacheReadTokens: 140000, cacheWriteTokens: 3000,
+      tools: 0, toolTokens: 0, toolsCalled: [], summaryCalls: 0, replays: 2,
+      cost: cost(2.5), unpricedRequests: 1,
+      models: [
+        { model: 'claude-sonnet-4-5-20250929', requests: 2, inputTokens: 12000, outputTokens: 500, cacheReadTokens: 140000, cacheWriteTokens: 3000, cost: cost(2.5) },
+        { model: 'my-local-model', requests: 1, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+      ],
+    }])
+    navigate('sessions')
+    await vi.waitFor(() => expect($('session-cost')?.textContent).toContain('$2.50'))
+    expect($('session-replays')?.textContent).toBe('↻ replays: 2')
+    expect($('session-unpriced')).not.toBeNull()
+    expect($('session-input-split')?.textContent).toBe('12K new · 140K cached · 3K written')
+    const models = [...el.querySelectorAll('[data-testid=session-model]')].map((m) => m.textContent)
+    expect(models).toEqual(['claude-sonnet-4-5-20250929 · 2 req. · $2.50', 'my-local-model · 1 req. · –'])
+
+    const stats = emptyStats()
+    stats.total = { ...stats.total, requests: 4, inputTokens: 1000, cacheReadTokens: 90000, cacheWriteTokens: 500, cost: cost(0.0042), unpricedRequests: 2 }
+    stats.replays = { ...stats.replays, requests: 3, cost: cost(0.75) }
+    go.History.Stats.mockImplementation(async () => stats)
+    navigate('dashboard')
+    await vi.waitFor(() => expect($('total-cost')?.textContent).toBe('$0.0042'))
+    expect($('total-unpriced')?.textContent).toBe('2 requests of models without a price not included')
+    expect($('total-input-split')?.textContent).toBe('1K new · 90K cached · 500 written')
+    expect($('total-replays')?.textContent).toBe('↻ replays not counted: 3 ($0.75)')
+    expect($('total-requests')?.textContent).toBe('4')
   })
 
   it('stops listening when unmounted', async () => {

@@ -18,6 +18,7 @@ export type KeyTest = app.KeyTest
 export type Settings = store.Settings
 export type SettingsView = app.SettingsView
 export type ModelMapping = store.ModelMapping
+export type ModelPrice = store.ModelPrice
 
 export type Exchange = store.Exchange
 export type Attempt = store.Attempt
@@ -26,6 +27,9 @@ export type CompactionStep = store.CompactionStep
 export type Edit = store.Edit
 export type HistoryPage = store.HistoryPage
 export type Session = store.Session
+export type ModelUsage = store.ModelUsage
+/** An estimated cost in US dollars by kind of token (app/pricing computes it). */
+export type Cost = store.Cost
 export type Pressure = app.Pressure
 /** How a recorded request is re-sent (app.ReplayOptions): accountID 0 lets the pool choose, model '' keeps it. */
 export type ReplayOptions = app.ReplayOptions

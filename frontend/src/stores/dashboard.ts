@@ -1,4 +1,5 @@
-// Traffic over time, per account and per model, and tokens saved by compaction.
+// Traffic over time, per account and per model, its estimated cost, and tokens saved by
+// compaction.
 
 import { defineStore } from 'pinia'
 import { ref, shallowRef } from 'vue'
@@ -18,7 +19,7 @@ export const ranges: Record<Range, { hours: number; bucket: 'hour' | 'day' }> = 
  * series turns the time buckets into aligned chart columns (Unix seconds, values…), one point
  * per bucket from since to until, zero where there was no traffic.
  */
-export function series(s: Stats): { x: number[]; requests: number[]; errors: number[]; tokensIn: number[]; tokensOut: number[]; saved: number[] } {
+export function series(s: Stats): { x: number[]; requests: number[]; errors: number[]; tokensIn: number[]; tokensOut: number[]; saved: number[]; cost: number[] } {
   const width = s.bucket === 'day' ? 86400 : 3600
   const byStart = new Map((s.byTime ?? []).map((r) => [Math.floor(Date.parse(r.bucket ?? '') / 1000), r]))
   const known = [...byStart.keys()].filter((k) => Number.isFinite(k))
@@ -30,7 +31,7 @@ export function series(s: Stats): { x: number[]; requests: number[]; errors: num
     lo = Math.min(lo, ...known)
     hi = Math.max(hi, ...known)
   }
-  const out = { x: [] as number[], requests: [] as number[], errors: [] as number[], tokensIn: [] as number[], tokensOut: [] as number[], saved: [] as number[] }
+  const out = { x: [] as number[], requests: [] as number[], errors: [] as number[], tokensIn: [] as number[], tokensOut: [] as number[], saved: [] as number[], cost: [] as number[] }
   if (!Number.isFinite(lo) || !Number.isFinite(hi) || hi < lo || (hi - lo) / width > 2000) return out
   for (let t = lo; t <= hi; t += width) {
     const r = byStart.get(t)
@@ -40,6 +41,7 @@ export function series(s: Stats): { x: number[]; requests: number[]; errors: num
     out.tokensIn.push(r ? r.inputTokens + r.cacheReadTokens + r.cacheWriteTokens : 0)
     out.tokensOut.push(r?.outputTokens ?? 0)
     out.saved.push(r?.tokensSaved ?? 0)
+    out.cost.push(r?.cost?.total ?? 0)
   }
   return out
 }

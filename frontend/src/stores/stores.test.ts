@@ -237,6 +237,7 @@ describe('dashboard lines', () => {
       cacheWriteTokens: 0,
       tokensSaved: 0,
       summaryCalls: 0,
+      unpricedRequests: 0,
     })
     const s = {
       since: '',
@@ -280,7 +281,7 @@ describe('sessions and dashboard helpers', () => {
   })
 
   it('turns time buckets into chart columns, zero where there was no traffic', () => {
-    const row = { key: '', requests: 3, errors: 1, inputTokens: 10, outputTokens: 5, cacheReadTokens: 2, cacheWriteTokens: 1, tokensSaved: 7, summaryCalls: 0 }
+    const row = { key: '', requests: 3, errors: 1, inputTokens: 10, outputTokens: 5, cacheReadTokens: 2, cacheWriteTokens: 1, tokensSaved: 7, summaryCalls: 0, unpricedRequests: 0, cost: { input: 0.5, output: 0.25, cacheRead: 0, cacheWrite: 0, total: 0.75 } }
     const s = series({
       since: '2026-01-01T08:30:00Z',
       until: '2026-01-01T10:15:00Z',
@@ -289,6 +290,7 @@ describe('sessions and dashboard helpers', () => {
       byAccount: [],
       byModel: [],
       byTime: [{ ...row, bucket: '2026-01-01T10:00:00Z' }],
+      replays: row,
     })
     expect(s).toEqual({
       x: [1767254400, 1767258000, 1767261600],
@@ -297,6 +299,7 @@ describe('sessions and dashboard helpers', () => {
       tokensIn: [0, 0, 13],
       tokensOut: [0, 0, 5],
       saved: [0, 0, 7],
+      cost: [0, 0, 0.75],
     })
   })
 })

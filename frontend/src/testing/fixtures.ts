@@ -38,8 +38,8 @@ export function accountView(over: Partial<AccountView> = {}): AccountView {
 }
 
 export function emptyStats(): Stats {
-  const total = { key: '', requests: 0, errors: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, tokensSaved: 0, summaryCalls: 0 }
-  return { since: '', until: '', bucket: 'hour', total, byAccount: [], byModel: [], byTime: [] }
+  const total = { key: '', requests: 0, errors: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, tokensSaved: 0, summaryCalls: 0, unpricedRequests: 0 }
+  return { since: '', until: '', bucket: 'hour', total, byAccount: [], byModel: [], byTime: [], replays: { ...total } }
 }
 
 export function emptySeries(by: 'account' | 'model' = 'account'): StatsSeries {
@@ -90,6 +90,12 @@ export function defaultSettings(): Settings {
     },
     history: { retention_days: 90, max_bytes: 1073741824, store_bodies: true, body_retention_days: 7, max_body_bytes: 2097152 },
     monitor: { tool_warning_count: 30 },
+    pricing: {
+      table: {
+        'claude-sonnet-4*': { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75, cache_write_1h: 6 },
+        'gpt-5*': { input: 1.25, output: 10, cache_read: 0.125, cache_write: 1.25, cache_write_1h: 1.25 },
+      },
+    },
     app: { autostart: false, start_minimized: false, check_updates: true, language: 'en' },
   }
 }
@@ -114,6 +120,7 @@ export const settingKeys = [
   'history.retention_days',
   'history.store_bodies',
   'monitor.tool_warning_count',
+  'pricing.table',
   'proxy.allowed_origins',
   'proxy.bind',
   'proxy.client_key',

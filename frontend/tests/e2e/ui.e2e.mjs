@@ -14,7 +14,9 @@
 // page and by the backend), saves a valid L2 and sees the next request run Layer-2; sends one offering 31 tools and sees
 // the tool warning badge, its Layer-3 summary call as a linked child row with account and tokens,
 // its ledger (the compressor, Layers 1–3, each edit at its path in the request as received), a
-// model-mapped request's "model renamed" entry, and the dashboard counting the summary call; filters the
+// model-mapped request's "model renamed" entry, and the dashboard counting the summary call; sets
+// a price for e2e-* in Settings and sees each request's estimated cost and input split in the
+// monitor, on its page and on the dashboard, the replay counted apart; filters the
 // monitor (status error, then ok) and sees live requests shown only as the backend matches them; configures
 // Claude Code and undoes it; renders every page in English and in Chinese, failing on any
 // missing message key; and sets a client key: the login page refuses a wrong key, the right one
@@ -914,6 +916,56 @@ async function pageSteps(page, uiURL, port, home) {
     await nav(page, 'dashboard')
     const text = (await page.getByTestId('total-summary-calls').textContent({ timeout: 5000 })) ?? ''
     if (!/[1-9]/.test(text)) throw new Error(`dashboard summary calls: ${JSON.stringify(text)}`)
+    await nav(page, 'monitor')
+    await until(async () => (await page.getByText('Loading…').count()) === 0, 5000, () => 'monitor still loading')
+  })
+
+  await step('Prices: a price for e2e-* set in Settings; the monitor, the request page and the dashboard show estimated costs, the replay apart', async () => {
+    await nav(page, 'settings')
+    await page.getByTestId('price-new-pattern').fill('e2e-*', { timeout: 5000 })
+    await page.getByTestId('price-new-input').fill('1000')
+    await page.getByTestId('price-new-output').fill('5000')
+    await page.getByTestId('price-add').click()
+    await page.getByTestId('settings-save').click()
+    await page.getByTestId('settings-saved').waitFor({ timeout: 5000 })
+    const v = await settingsJSON(page, uiURL)
+    if (JSON.stringify(v.settings.pricing.table['e2e-*']) !== '{"input":1000,"output":5000}') throw new Error(`stored price: ${JSON.stringify(v.settings.pricing.table['e2e-*'])}`)
+
+    await nav(page, 'monitor')
+    await until(async () => (await page.getByText('Loading…').count()) === 0, 5000, () => 'monitor still loading')
+    const before = await rowIds(page)
+    const res = await postJSON(port, '/v1/messages', toolLoop('priced'))
+    if (res.status !== 200) throw new Error(`proxy answered ${res.status}`)
+    const id = await newRow(page, before, 2000)
+    const row = page.locator(`[data-testid=monitor-row][data-id="${id}"][data-state=finished]`)
+    await row.waitFor({ timeout: 5000 })
+    // The live row is priced by the backend as it finishes: tokens × the price just saved (the
+    // cache prices left out follow the input price), the same as the history's row.
+    const h = await historyJSON(page, uiURL)
+    const e = h.exchanges.find((/** @type {{id: string}} */ x) => x.id === id)
+    const want = (e.inputTokens * 1000 + e.outputTokens * 5000 + e.cacheReadTokens * 100 + e.cacheWriteTokens * 1250) / 1e6
+    if (!e.cost || Math.abs(e.cost.total - want) > 1e-9) throw new Error(`history row cost ${JSON.stringify(e.cost)}; want total ${want}`)
+    const shown = ((await row.getByTestId('row-cost').textContent()) ?? '').trim()
+    if (!/^\$[0-9.,]+$/.test(shown) || Math.abs(Number(shown.slice(1).replace(/,/g, '')) - want) > Math.max(0.005, want * 0.05)) {
+      throw new Error(`the monitor shows ${JSON.stringify(shown)}; want about $${want}`)
+    }
+    const split = (await row.getByTestId('row-tokens').getAttribute('title')) ?? ''
+    if (!/new · .* cached · .* written/.test(split)) throw new Error(`the tokens' tooltip reads ${JSON.stringify(split)}; want the input split`)
+    await row.click()
+    const detail = ((await page.getByTestId('request-cost').textContent({ timeout: 5000 })) ?? '').trim()
+    if (!detail.startsWith(shown) || !detail.includes('cache read')) throw new Error(`the request page's cost reads ${JSON.stringify(detail)}`)
+    const inputSplit = ((await page.getByTestId('request-input-split').textContent()) ?? '').trim()
+    if (!inputSplit.startsWith(`${e.inputTokens.toLocaleString('en')} new`)) throw new Error(`the request page's input reads ${JSON.stringify(inputSplit)}`)
+
+    await nav(page, 'dashboard')
+    await until(
+      async () => /^\$[0-9.,]+$/.test(((await page.getByTestId('total-cost').textContent({ timeout: 1000 })) ?? '').trim()),
+      5000,
+      () => 'the dashboard shows no total cost',
+    )
+    const replays = ((await page.getByTestId('total-replays').textContent({ timeout: 5000 })) ?? '').trim()
+    if (!/^↻ replays not counted: 1 \(\$[0-9.,]+\)$/.test(replays)) throw new Error(`the dashboard's replays read ${JSON.stringify(replays)}; want the one replay, priced, apart`)
+    await page.screenshot({ path: join(outDir, 'dashboard-cost.png'), fullPage: true, timeout: 10_000 })
     await nav(page, 'monitor')
     await until(async () => (await page.getByText('Loading…').count()) === 0, 5000, () => 'monitor still loading')
   })

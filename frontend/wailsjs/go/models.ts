@@ -134,6 +134,10 @@ export namespace store {
 	    max_tool_result_chars: number;
 	    summary_model: string;
 	    signature_cache_entries: number;
+	    cache_aware: boolean;
+	    force_ratio: number;
+	    payback_requests: number;
+	    fold_duplicates: boolean;
 	}
 	export interface Edit {
 	    kind: string;
@@ -159,6 +163,13 @@ export namespace store {
 	    edits?: Edit[];
 	    rewrite: number;
 	    deferred?: string;
+	}
+	export interface Cost {
+	    input: number;
+	    output: number;
+	    cacheRead: number;
+	    cacheWrite: number;
+	    total: number;
 	}
 	
 	export interface Exchange {
@@ -195,6 +206,7 @@ export namespace store {
 	    outputTokens: number;
 	    cacheReadTokens: number;
 	    cacheWriteTokens: number;
+	    cost?: Cost;
 	    contextLimit: number;
 	    contextLimitSource: string;
 	    tokensBefore: number;
@@ -246,8 +258,27 @@ export namespace store {
 	    model: string;
 	    account?: string;
 	}
+	export interface ModelPrice {
+	    input: number;
+	    output: number;
+	    cache_read?: number;
+	    cache_write?: number;
+	    cache_write_1h?: number;
+	}
+	export interface ModelUsage {
+	    model: string;
+	    requests: number;
+	    inputTokens: number;
+	    outputTokens: number;
+	    cacheReadTokens: number;
+	    cacheWriteTokens: number;
+	    cost?: Cost;
+	}
 	export interface MonitorSettings {
 	    tool_warning_count: number;
+	}
+	export interface PricingSettings {
+	    table: Record<string, ModelPrice>;
 	}
 	export interface RotationSettings {
 	    policy: string;
@@ -292,12 +323,17 @@ export namespace store {
 	    toolTokens: number;
 	    toolsCalled: string[];
 	    summaryCalls: number;
+	    cost?: Cost;
+	    unpricedRequests: number;
+	    models: ModelUsage[];
+	    replays: number;
 	}
 	export interface Settings {
 	    proxy: ProxySettings;
 	    compaction: CompactionSettings;
 	    history: HistorySettings;
 	    monitor: MonitorSettings;
+	    pricing: PricingSettings;
 	    app: AppSettings;
 	}
 	export interface StatsRow {
@@ -311,6 +347,8 @@ export namespace store {
 	    cacheWriteTokens: number;
 	    tokensSaved: number;
 	    summaryCalls: number;
+	    cost?: Cost;
+	    unpricedRequests: number;
 	}
 	export interface Stats {
 	    since: string;
@@ -320,6 +358,7 @@ export namespace store {
 	    byAccount: StatsRow[];
 	    byModel: StatsRow[];
 	    byTime: StatsRow[];
+	    replays: StatsRow;
 	}
 	
 	export interface StatsSeries {
