@@ -129,7 +129,7 @@ describe('App', () => {
 
   it('badges a live row’s compaction steps but not the model map or the translation', async () => {
     const step = (layer: string, tokensBefore: number, tokensAfter: number) =>
-      ({ layer, tokensBefore, tokensAfter, rawBefore: 0, rawAfter: 0, items: 1, durationNs: 0, cacheHit: false })
+      ({ layer, tokensBefore, tokensAfter, rawBefore: 0, rawAfter: 0, items: 1, durationNs: 0, cacheHit: false, rewrite: 0 })
     const compacted = exchange({ id: 'lh_l', layers: ['Layer-1'], tokensSaved: 2000, compaction: [step('Layer-1', 5000, 3000), step('model-map', 0, 0), step('translate', 0, 0)] })
     const mapped = exchange({ id: 'lh_m', compaction: [step('model-map', 0, 0)] })
     const { el } = mountInWails(running, [compacted, mapped])

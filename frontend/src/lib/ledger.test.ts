@@ -16,7 +16,7 @@ function edit(over: Partial<Edit>): Edit {
 }
 
 function step(layer: string, edits?: Edit[]): CompactionStep {
-  const s: CompactionStep = { layer, tokensBefore: 900, tokensAfter: 600, rawBefore: 800, rawAfter: 500, items: 1, durationNs: 2e6, cacheHit: false }
+  const s: CompactionStep = { layer, tokensBefore: 900, tokensAfter: 600, rawBefore: 800, rawAfter: 500, items: 1, durationNs: 2e6, cacheHit: false, rewrite: 0 }
   if (edits) s.edits = edits
   return s
 }
@@ -87,6 +87,16 @@ describe('editKinds', () => {
   it('each has a label', () => {
     const labels = en.ledger.kind as Record<string, string>
     expect(Object.keys(labels).sort()).toEqual([...editKinds].sort())
+  })
+
+  it('every step the pipeline runs has a name and a short name (proxy/compact/pipeline.go)', () => {
+    const src = goSource('proxy/compact/pipeline.go')
+    const layers = [...src.matchAll(/^\s*Layer\w*\s+Layer = "([^"]+)"/gm)].map((m) => m[1] ?? '')
+    expect(layers).toContain('dedupe')
+    for (const l of [...layers, ...proxySteps]) {
+      expect(Object.keys(en.layers), l).toContain(l)
+      expect(Object.keys(en.layersShort), l).toContain(l)
+    }
   })
 
   it('names the proxy steps of proxy/exchange.go', () => {

@@ -19,6 +19,7 @@ export const editKinds = [
   'summary-added',
   'result-shortened',
   'image-replaced',
+  'result-folded',
   'signature-restored',
   'thinking-restored',
   'thinking-dropped',

@@ -170,6 +170,7 @@ export function exchange(over: Partial<Exchange> = {}): Exchange {
     cacheReadTokens: 0,
     cacheWriteTokens: 0,
     contextLimit: 200000,
+    contextLimitSource: 'default',
     tokensBefore: 100,
     tokensAfter: 100,
     pressureBefore: 0.0005,

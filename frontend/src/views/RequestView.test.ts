@@ -20,7 +20,7 @@ function edit(over: Partial<Edit>): Edit {
 }
 
 function step(layer: string, tokensBefore: number, tokensAfter: number, edits?: Edit[]): CompactionStep {
-  const s: CompactionStep = { layer, tokensBefore, tokensAfter, rawBefore: 0, rawAfter: 0, items: edits?.length ?? 1, durationNs: 1000, cacheHit: false }
+  const s: CompactionStep = { layer, tokensBefore, tokensAfter, rawBefore: 0, rawAfter: 0, items: edits?.length ?? 1, durationNs: 1000, cacheHit: false, rewrite: 0 }
   if (edits) s.edits = edits
   return s
 }
