@@ -197,6 +197,10 @@ export const en = {
     saved: '−{n} tokens',
     tokens: '{before} → {after} tokens',
     more: '× {n}',
+    waited: 'waited for the cache',
+    waitedHelp: 'This step would have made the upstream write its prompt cache again while it was warm, so it waited and changed nothing. It runs once the cache goes cold, or at once when pressure passes the hard line.',
+    onlyWaited: 'Nothing changed: the steps that were due waited for the prompt cache.',
+    rewrite: 're-wrote {n} tokens of the prompt cache',
     kind: {
       'rounds-removed': 'old tool rounds removed',
       'results-removed': 'tool results of a removed round dropped',
@@ -221,6 +225,29 @@ export const en = {
       'model-renamed': 'model renamed',
       translated: 'translated into the account’s protocol',
     },
+  },
+  window: {
+    label: 'Context window',
+    tokens: '{n} tokens',
+    source: {
+      setting: 'your setting',
+      default: 'default',
+      beta: 'raised by the 1M beta',
+      learned: 'learned from the upstream',
+    },
+    sourceHelp: {
+      setting: 'proxy.context_limits names this model: a limit you set wins over the 1M beta.',
+      default: 'The built-in window of this model family, or proxy.default_context_limit.',
+      beta: 'The client asked for the context-1m beta, which raised the default window to 1M tokens.',
+      learned: 'The upstream refused a longer request as too long; this is the maximum it stated, used from then on.',
+    },
+  },
+  cache: {
+    title: 'Prompt cache',
+    warm: 'cache warm · {tokens} tokens · cold in {left}',
+    cold: 'cache cold',
+    help: 'The upstream keeps the cached prefix {ttl} after each use. Compaction that would make it write the prefix again waits until it goes cold, unless pressure passes the hard line.',
+    ttl: '{m} min',
   },
   sessions: {
     title: 'Sessions',

@@ -198,6 +198,10 @@ export const zhCN: Messages = {
     saved: '−{n} 个令牌',
     tokens: '{before} → {after} 个令牌',
     more: '× {n}',
+    waited: '等待缓存失效',
+    waitedHelp: '缓存仍有效时，此步骤会让上游重新写入提示缓存，因此它等待了，没有做任何改动。缓存失效后它会执行；压力超过硬性上限时立即执行。',
+    onlyWaited: '没有改动：到期的步骤都在等待提示缓存失效。',
+    rewrite: '重新写入了提示缓存中的 {n} 个令牌',
     kind: {
       'rounds-removed': '删除了旧的工具轮次',
       'results-removed': '删除了已移除轮次的工具结果',
@@ -222,6 +226,29 @@ export const zhCN: Messages = {
       'model-renamed': '重命名了模型',
       translated: '转换为账户的协议',
     },
+  },
+  window: {
+    label: '上下文窗口',
+    tokens: '{n} 个令牌',
+    source: {
+      setting: '你的设置',
+      default: '默认值',
+      beta: '由 1M beta 提高',
+      learned: '从上游得知',
+    },
+    sourceHelp: {
+      setting: 'proxy.context_limits 中有此模型：你设置的上限优先于 1M beta。',
+      default: '此模型系列的内置窗口，或 proxy.default_context_limit。',
+      beta: '客户端请求了 context-1m beta，默认窗口因此提高到 1M 个令牌。',
+      learned: '上游以过长为由拒绝了一个更长的请求；这是它给出的上限，此后一直使用。',
+    },
+  },
+  cache: {
+    title: '提示缓存',
+    warm: '缓存有效 · {tokens} 个令牌 · {left} 后失效',
+    cold: '缓存已失效',
+    help: '上游在每次使用后保留缓存的前缀 {ttl}。会让上游重新写入前缀的压缩会等到缓存失效再进行，除非压力超过硬性上限。',
+    ttl: '{m} 分钟',
   },
   sessions: {
     title: '会话',
