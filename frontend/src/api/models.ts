@@ -27,6 +27,8 @@ export type Edit = store.Edit
 export type HistoryPage = store.HistoryPage
 export type Session = store.Session
 export type Pressure = app.Pressure
+/** A session's prompt cache at the upstream (app.PromptCache): warm, tokens, cold in. */
+export type PromptCache = app.PromptCache
 /** How a recorded request is re-sent (app.ReplayOptions): accountID 0 lets the pool choose, model '' keeps it. */
 export type ReplayOptions = app.ReplayOptions
 export type ReplayResult = app.ReplayResult
