@@ -243,7 +243,7 @@ export const en = {
     },
   },
   cache: {
-    title: 'Prompt cache',
+    title: 'Prompt cache:',
     warm: 'cache warm · {tokens} tokens · cold in {left}',
     cold: 'cache cold',
     help: 'The upstream keeps the cached prefix {ttl} after each use. Compaction that would make it write the prefix again waits until it goes cold, unless pressure passes the hard line.',

@@ -244,7 +244,7 @@ export const zhCN: Messages = {
     },
   },
   cache: {
-    title: '提示缓存',
+    title: '提示缓存：',
     warm: '缓存有效 · {tokens} 个令牌 · {left} 后失效',
     cold: '缓存已失效',
     help: '上游在每次使用后保留缓存的前缀 {ttl}。会让上游重新写入前缀的压缩会等到缓存失效再进行，除非压力超过硬性上限。',
