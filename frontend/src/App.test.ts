@@ -129,7 +129,7 @@ describe('App', () => {
 
   it('badges a live row’s compaction steps but not the model map or the translation', async () => {
     const step = (layer: string, tokensBefore: number, tokensAfter: number) =>
-      ({ layer, tokensBefore, tokensAfter, rawBefore: 0, rawAfter: 0, items: 1, durationNs: 0, cacheHit: false })
+      ({ layer, tokensBefore, tokensAfter, rawBefore: 0, rawAfter: 0, items: 1, durationNs: 0, cacheHit: false, rewrite: 0 })
     const compacted = exchange({ id: 'lh_l', layers: ['Layer-1'], tokensSaved: 2000, compaction: [step('Layer-1', 5000, 3000), step('model-map', 0, 0), step('translate', 0, 0)] })
     const mapped = exchange({ id: 'lh_m', compaction: [step('model-map', 0, 0)] })
     const { el } = mountInWails(running, [compacted, mapped])
@@ -138,6 +138,28 @@ describe('App', () => {
       [...el.querySelectorAll(`[data-testid=monitor-row][data-id=${id}] [data-testid=layer-badge]`)].map((b) => b.getAttribute('data-layer'))
     expect(badges('lh_l')).toEqual(['Layer-1'])
     expect(badges('lh_m')).toEqual([])
+  })
+
+  it('badges a live row’s step that waited for the cache as waiting, with no saving, and a dedupe step by name', async () => {
+    const step = (layer: string, tokensBefore: number, tokensAfter: number, deferred = '') =>
+      ({ layer, tokensBefore, tokensAfter, rawBefore: 0, rawAfter: 0, items: 1, durationNs: 0, cacheHit: false, rewrite: 0, deferred })
+    const row = exchange({
+      id: 'lh_d',
+      layers: ['dedupe'],
+      compaction: [step('dedupe', 9000, 5000), step('Layer-2', 5000, 5000, 'deferred: cache warm, 3:12 left; would save 2k tokens a turn and re-write 17k once')],
+    })
+    const { el } = mountInWails(running, [row])
+    await vi.waitFor(() => expect(el.querySelectorAll('[data-testid=monitor-row] [data-testid=layer-badge]')).toHaveLength(2))
+    const badges = [...el.querySelectorAll('[data-testid=monitor-row] [data-testid=layer-badge]')].map((b) => [
+      b.getAttribute('data-layer'),
+      b.getAttribute('data-deferred'),
+      b.textContent?.replace(/\s+/g, ' ').trim(),
+      b.getAttribute('title'),
+    ])
+    expect(badges).toEqual([
+      ['dedupe', null, 'Dedupe −4K', 'Dedupe · duplicate results'],
+      ['Layer-2', 'true', 'L2 ⏸', 'Layer 2 · thinking · waited for the cache'],
+    ])
   })
 
   it('marks a replay in the monitor with a link to the request it re-sent', async () => {

@@ -31,6 +31,8 @@ export type ModelUsage = store.ModelUsage
 /** An estimated cost in US dollars by kind of token (app/pricing computes it). */
 export type Cost = store.Cost
 export type Pressure = app.Pressure
+/** A session's prompt cache at the upstream (app.PromptCache): warm, tokens, cold in. */
+export type PromptCache = app.PromptCache
 /** How a recorded request is re-sent (app.ReplayOptions): accountID 0 lets the pool choose, model '' keeps it. */
 export type ReplayOptions = app.ReplayOptions
 export type ReplayResult = app.ReplayResult

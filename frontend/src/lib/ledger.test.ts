@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 import type { CompactionStep, Edit } from '../api/models'
 import { en } from '../i18n/en'
 import { exchange } from '../testing/fixtures'
-import { editKinds, editPath, ledgerOf, proxySteps } from './ledger'
+import { editKinds, editPath, ledgerOf, proxySteps, waitReason } from './ledger'
 
 // The Go sources the UI mirrors, read from the repository (happy-dom's URL cannot name a file).
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
@@ -16,7 +16,7 @@ function edit(over: Partial<Edit>): Edit {
 }
 
 function step(layer: string, edits?: Edit[]): CompactionStep {
-  const s: CompactionStep = { layer, tokensBefore: 900, tokensAfter: 600, rawBefore: 800, rawAfter: 500, items: 1, durationNs: 2e6, cacheHit: false }
+  const s: CompactionStep = { layer, tokensBefore: 900, tokensAfter: 600, rawBefore: 800, rawAfter: 500, items: 1, durationNs: 2e6, cacheHit: false, rewrite: 0 }
   if (edits) s.edits = edits
   return s
 }
@@ -72,7 +72,44 @@ describe('ledgerOf', () => {
   })
 
   it('has no step for a request forwarded as received', () => {
-    expect(ledgerOf(exchange({}))).toEqual({ sections: [], recorded: false })
+    expect(ledgerOf(exchange({}))).toEqual({ sections: [], recorded: false, waited: 0 })
+  })
+
+  it('keeps a step that waited for the cache apart: its reason, no edits, nothing saved', () => {
+    const waited: CompactionStep = { ...step('Layer-2', [edit({ kind: 'thinking-elided', message: 3, through: 3, block: 0 })]), tokensAfter: 900 }
+    waited.deferred = 'deferred: cache warm, 3:12 left; would save 2k tokens a turn and re-write 17k once'
+    const l = ledgerOf(exchange({ compaction: [waited] }))
+    expect(l.waited).toBe(1)
+    expect(l.recorded).toBe(true)
+    expect(l.sections[0]).toMatchObject({
+      layer: 'Layer-2',
+      deferred: 'cache warm, 3:12 left; would save 2k tokens a turn and re-write 17k once',
+      entries: [],
+      tokensBefore: 900,
+      tokensAfter: 900,
+    })
+  })
+
+  it('carries the tokens a step made the upstream write to its prompt cache again', () => {
+    const moved = { ...step('Layer-1', [edit({ kind: 'rounds-removed', message: 1, through: 6, count: 6 })]), rewrite: 61000 }
+    const l = ledgerOf(exchange({ compaction: [moved, step('Layer-2', [edit({ kind: 'thinking-elided', message: 7, through: 7, block: 0 })])] }))
+    expect(l.sections.map((s) => [s.layer, s.rewrite, s.deferred])).toEqual([
+      ['Layer-1', 61000, ''],
+      ['Layer-2', 0, ''],
+    ])
+    expect(l.waited).toBe(0)
+  })
+})
+
+describe('waitReason', () => {
+  it.each([
+    ['drops the word the page says itself', 'deferred: cache warm, 0:41 left; would save 38k tokens a turn and re-write 61k once', 'cache warm, 0:41 left; would save 38k tokens a turn and re-write 61k once'],
+    ['keeps a reason in other words', 'cache warm', 'cache warm'],
+    ['keeps a reason that is only the word, so the step still waited', 'deferred:', 'deferred:'],
+    ['is empty for a step that ran', '', ''],
+    ['is empty when the field is absent', undefined, ''],
+  ])('%s', (_, in_, want) => {
+    expect(waitReason(in_)).toBe(want)
   })
 })
 
@@ -87,6 +124,16 @@ describe('editKinds', () => {
   it('each has a label', () => {
     const labels = en.ledger.kind as Record<string, string>
     expect(Object.keys(labels).sort()).toEqual([...editKinds].sort())
+  })
+
+  it('every step the pipeline runs has a name and a short name (proxy/compact/pipeline.go)', () => {
+    const src = goSource('proxy/compact/pipeline.go')
+    const layers = [...src.matchAll(/^\s*Layer\w*\s+Layer = "([^"]+)"/gm)].map((m) => m[1] ?? '')
+    expect(layers).toContain('dedupe')
+    for (const l of [...layers, ...proxySteps]) {
+      expect(Object.keys(en.layers), l).toContain(l)
+      expect(Object.keys(en.layersShort), l).toContain(l)
+    }
   })
 
   it('names the proxy steps of proxy/exchange.go', () => {

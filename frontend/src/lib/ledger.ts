@@ -19,6 +19,7 @@ export const editKinds = [
   'summary-added',
   'result-shortened',
   'image-replaced',
+  'result-folded',
   'signature-restored',
   'thinking-restored',
   'thinking-dropped',
@@ -64,14 +65,21 @@ export interface LedgerSection {
   items: number
   durationNs: number
   cacheHit: boolean
+  /** Tokens of the upstream's prompt cache the step made it write again (0: none, or cold). */
+  rewrite: number
+  /** Why the step waited for the prompt cache to go cold instead of running ('' when it ran):
+   * such a step changed nothing, saved nothing and carries no edits. */
+  deferred: string
   entries: LedgerEntry[]
 }
 
 export interface Ledger {
   sections: LedgerSection[]
-  /** False when no step carries edits: the exchange was recorded before the ledger, and its
-   * steps are totals only. */
+  /** False when no step carries edits or waited: the exchange was recorded before the ledger,
+   * and its steps are totals only. */
   recorded: boolean
+  /** How many of the steps waited for the prompt cache (deferred) rather than ran. */
+  waited: number
 }
 
 /** editPath names the edited part of the request as received, as a JSON path. */
@@ -104,12 +112,25 @@ function section(s: CompactionStep): LedgerSection {
     items: s.items,
     durationNs: s.durationNs,
     cacheHit: s.cacheHit,
-    entries: (s.edits ?? []).map(entry),
+    rewrite: s.rewrite ?? 0,
+    deferred: waitReason(s.deferred),
+    // A step that waited changed nothing: whatever it carries is not an edit of the request.
+    entries: s.deferred ? [] : (s.edits ?? []).map(entry),
   }
+}
+
+/** waitReason is a deferred step's reason without the "deferred:" the server starts it with
+ * (proxy/compact/cache.go, deferral), which the page says in its own words. */
+export function waitReason(deferred: string | undefined): string {
+  const r = (deferred ?? '').trim()
+  // A reason that is only the word stays as it is: the step still waited.
+  return r.replace(/^deferred:\s*/i, '') || r
 }
 
 /** ledgerOf lists the exchange's steps in the order they ran, each with its edits. */
 export function ledgerOf(e: Exchange): Ledger {
   const sections = (e.compaction ?? []).map(section)
-  return { sections, recorded: sections.some((s) => s.entries.length > 0) }
+  const waited = sections.filter((s) => s.deferred !== '').length
+  // Deferred steps were recorded with the ledger: a request whose steps all waited is recorded.
+  return { sections, recorded: waited > 0 || sections.some((s) => s.entries.length > 0), waited }
 }

@@ -1,4 +1,5 @@
-// Sessions with their context pressure, the account they are bound to and the layers fired.
+// Sessions with their context pressure, the account they are bound to, the window that applies
+// and why, the prompt cache, and the layers fired.
 
 import { defineStore } from 'pinia'
 import { ref, shallowRef } from 'vue'
@@ -29,6 +30,9 @@ export function nextLayer(ratio: number, t: Thresholds): { layer: string; thresh
 export const useSessionsStore = defineStore('sessions', () => {
   const sessions = shallowRef<Session[]>([])
   const pressure = ref<Record<string, Pressure>>({})
+  /** When each session's pressure arrived (ms since the epoch): its cache's countdown runs from
+   * then. */
+  const pressureAt = ref<Record<string, number>>({})
   const loading = ref(false)
   const error = ref('')
 
@@ -40,13 +44,18 @@ export const useSessionsStore = defineStore('sessions', () => {
       sessions.value = list ?? []
       error.value = ''
       const top = sessions.value.slice(0, PRESSURE_FOR)
-      const results = await Promise.allSettled(top.map((s) => history.pressure(s.id)))
+      const results = await Promise.allSettled(top.map(async (s) => ({ p: await history.pressure(s.id), at: Date.now() })))
       const map: Record<string, Pressure> = {}
+      const at: Record<string, number> = {}
       results.forEach((r, i) => {
         const s = top[i]
-        if (r.status === 'fulfilled' && s) map[s.id] = r.value
+        if (r.status === 'fulfilled' && s) {
+          map[s.id] = r.value.p
+          at[s.id] = r.value.at
+        }
       })
       pressure.value = map
+      pressureAt.value = at
     } catch (err) {
       error.value = errorMessage(err)
     } finally {
@@ -54,5 +63,5 @@ export const useSessionsStore = defineStore('sessions', () => {
     }
   }
 
-  return { sessions, pressure, loading, error, load }
+  return { sessions, pressure, pressureAt, loading, error, load }
 })

@@ -1,7 +1,7 @@
 // Test data shaped like the Go backend's JSON, typed by the generated models: a Go field the
 // fixtures do not fill (or fill with the wrong type) fails the type check.
 
-import type { AccountView, ClaudeCodeConfig, Exchange, ProxyStatus, Settings, SettingsView, Stats, StatsSeries, UpdateStatus } from '../api/models'
+import type { AccountView, ClaudeCodeConfig, Exchange, Pressure, PromptCache, ProxyStatus, Session, Settings, SettingsView, Stats, StatsSeries, UpdateStatus } from '../api/models'
 
 export function proxyStatus(over: Partial<ProxyStatus> = {}): ProxyStatus {
   return {
@@ -185,6 +185,7 @@ export function exchange(over: Partial<Exchange> = {}): Exchange {
     cacheReadTokens: 0,
     cacheWriteTokens: 0,
     contextLimit: 200000,
+    contextLimitSource: 'default',
     tokensBefore: 100,
     tokensAfter: 100,
     pressureBefore: 0.0005,
@@ -204,4 +205,58 @@ export function exchange(over: Partial<Exchange> = {}): Exchange {
     bodiesTruncated: false,
     ...over,
   }
+}
+
+export function session(over: Partial<Session> = {}): Session {
+  return {
+    id: 'session-a',
+    client: 'claude-cli/2.1',
+    firstSeen: '2026-01-01T12:00:00Z',
+    lastSeen: '2026-01-01T12:30:00Z',
+    requests: 12,
+    errors: 0,
+    lastModel: 'claude-sonnet-4-5',
+    lastAccount: 'work',
+    boundAccount: '',
+    contextLimit: 200000,
+    tokens: 90000,
+    pressure: 0.45,
+    layersFired: [],
+    compactions: 0,
+    tokensSaved: 0,
+    inputTokens: 1000,
+    outputTokens: 500,
+    cacheReadTokens: 80000,
+    cacheWriteTokens: 9000,
+    tools: 0,
+    toolTokens: 0,
+    toolsCalled: [],
+    summaryCalls: 0,
+    ...over,
+  }
+}
+
+export function pressure(over: Partial<Pressure> = {}): Pressure {
+  return {
+    session: 'session-a',
+    model: 'claude-sonnet-4-5',
+    tokens: 90000,
+    limit: 200000,
+    ratio: 0.45,
+    forwardedTokens: 90000,
+    forwardedRatio: 0.45,
+    usageTokens: 90000,
+    nextLayer: 'Layer-2',
+    nextThreshold: 0.55,
+    layersApplied: [],
+    account: 'work',
+    bound: false,
+    at: '2026-01-01T12:30:00Z',
+    limitSource: 'default',
+    ...over,
+  }
+}
+
+export function promptCache(over: Partial<PromptCache> = {}): PromptCache {
+  return { warm: true, tokens: 142000, coldInSeconds: 192, ttlSeconds: 300, summary: 'cache warm, 142k tokens, cold in 3:12', ...over }
 }

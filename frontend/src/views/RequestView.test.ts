@@ -9,6 +9,8 @@ import { accountView, exchange, settingsView } from '../testing/fixtures'
 import { installWails, type FakeWails } from '../testing/wails'
 import RequestView from './RequestView.vue'
 
+const t = (key: string): string => i18n.global.t(key)
+
 afterEach(() => {
   delete window.go
   delete window.runtime
@@ -20,7 +22,7 @@ function edit(over: Partial<Edit>): Edit {
 }
 
 function step(layer: string, tokensBefore: number, tokensAfter: number, edits?: Edit[]): CompactionStep {
-  const s: CompactionStep = { layer, tokensBefore, tokensAfter, rawBefore: 0, rawAfter: 0, items: edits?.length ?? 1, durationNs: 1000, cacheHit: false }
+  const s: CompactionStep = { layer, tokensBefore, tokensAfter, rawBefore: 0, rawAfter: 0, items: edits?.length ?? 1, durationNs: 1000, cacheHit: false, rewrite: 0 }
   if (edits) s.edits = edits
   return s
 }
@@ -122,6 +124,88 @@ describe('RequestView', () => {
     await vi.waitFor(() => expect(el.querySelector('[data-testid=ledger-before]')?.textContent).toContain('Recorded before the ledger: no per-message detail'))
     expect([...el.querySelectorAll('[data-testid=ledger-step]')].map((s) => s.getAttribute('data-layer'))).toEqual(['tool-results', 'Layer-1'])
     expect(el.querySelectorAll('[data-testid=ledger-entry]')).toHaveLength(0)
+    unmount()
+  })
+
+  it('draws a step that waited for the prompt cache apart: its reason, no tokens, no edits, nothing saved', async () => {
+    const waited = step('Layer-2', 150000, 150000, [edit({ kind: 'thinking-elided', message: 9, through: 9, block: 0, before: 'hmm', after: '...' })])
+    waited.items = 0
+    waited.deferred = 'deferred: cache warm, 3:12 left; would save 2k tokens a turn and re-write 17k once'
+    const e = exchange({
+      id: 'lh_wait',
+      layers: ['tool-results'],
+      compaction: [step('tool-results', 152000, 150000, [edit({ kind: 'result-shortened', message: 4, through: 4, block: 0, tokensBefore: 2100, tokensAfter: 100 })]), waited],
+    })
+    const { el, unmount } = await mountRequest(e)
+    await vi.waitFor(() => expect(el.querySelectorAll('[data-testid=ledger-step]')).toHaveLength(2))
+    const w = el.querySelector('[data-testid=ledger-step][data-layer=Layer-2]') as HTMLElement
+    expect(w.getAttribute('data-deferred')).toBe('true')
+    expect(w.classList.contains('waited')).toBe(true)
+    expect(w.querySelector('[data-testid=ledger-step-waited]')?.textContent).toContain('waited for the cache')
+    expect(w.querySelector('[data-testid=ledger-step-reason]')?.textContent?.trim()).toBe('cache warm, 3:12 left; would save 2k tokens a turn and re-write 17k once')
+    expect(w.querySelector('[data-testid=layer-badge]')?.getAttribute('data-deferred')).toBe('true')
+    for (const part of ['ledger-entry', 'ledger-step-tokens', 'ledger-step-saved', 'ledger-step-rewrite']) {
+      expect(w.querySelector(`[data-testid=${part}]`), part).toBeNull()
+    }
+    expect(w.textContent).not.toContain(t('ledger.noEdits'))
+    // The step that ran is drawn as always, and only it counts as saving.
+    const ran = el.querySelector('[data-testid=ledger-step][data-layer=tool-results]') as HTMLElement
+    expect(ran.getAttribute('data-deferred')).toBeNull()
+    expect(ran.querySelector('[data-testid=ledger-step-saved]')?.textContent).toBe('−2,000 tokens')
+    expect(el.querySelectorAll('[data-testid=ledger-step-saved]')).toHaveLength(1)
+    expect(el.querySelector('[data-testid=ledger-only-waited]')).toBeNull()
+    unmount()
+  })
+
+  it('says nothing changed when every step that was due waited for the cache', async () => {
+    const waited = step('Layer-1', 90000, 90000)
+    waited.deferred = 'deferred: cache warm, 0:41 left; would save 38k tokens a turn and re-write 61k once'
+    const { el, unmount } = await mountRequest(exchange({ id: 'lh_wait_all', compaction: [waited] }))
+    await vi.waitFor(() => expect(el.querySelector('[data-testid=ledger-only-waited]')?.textContent).toBe('Nothing changed: the steps that were due waited for the prompt cache.'))
+    expect(el.querySelector('[data-testid=ledger-before]')).toBeNull()
+    expect(el.querySelector('[data-testid=ledger-step]')?.getAttribute('data-deferred')).toBe('true')
+    unmount()
+  })
+
+  it('says how many tokens of the prompt cache a step made the upstream write again', async () => {
+    const moved = step('Layer-1', 150000, 90000, [edit({ kind: 'rounds-removed', message: 1, through: 30, count: 30, tokensBefore: 60000 })])
+    moved.rewrite = 61000
+    const { el, unmount } = await mountRequest(exchange({ id: 'lh_rw', layers: ['Layer-1', 'Layer-2'], compaction: [moved, step('Layer-2', 90000, 88000, [edit({ kind: 'thinking-elided', message: 31, through: 31, block: 0 })])] }))
+    await vi.waitFor(() => expect(el.querySelectorAll('[data-testid=ledger-step]')).toHaveLength(2))
+    const rewrites = [...el.querySelectorAll('[data-testid=ledger-step]')].map((s) => s.querySelector('[data-testid=ledger-step-rewrite]')?.textContent ?? '')
+    expect(rewrites).toEqual(['re-wrote 61,000 tokens of the prompt cache', ''])
+    unmount()
+  })
+
+  it.each([
+    ['setting', 'your setting', '你的设置'],
+    ['default', 'default', '默认值'],
+    ['beta', 'raised by the 1M beta', '由 1M beta 提高'],
+    ['learned', 'learned from the upstream', '从上游得知'],
+  ])('shows the context window and why it applies: %s', async (source, wantEn, wantZh) => {
+    const e = exchange({ id: `lh_w_${source}`, contextLimit: 180000, contextLimitSource: source })
+    const { el, unmount } = await mountRequest(e)
+    const w = await vi.waitFor(() => el.querySelector('[data-testid=request-window]') as HTMLElement)
+    expect(w.querySelector('[data-testid=context-window]')?.getAttribute('data-source')).toBe(source)
+    expect(w.textContent?.replace(/\s+/g, ' ').trim()).toBe(`180,000 tokens · ${wantEn}`)
+    expect(w.querySelector('[data-testid=context-window]')?.getAttribute('title')).toBe(t(`window.sourceHelp.${source}`))
+    unmount()
+    setLocale('zh-CN')
+    try {
+      const zh = await mountRequest(e)
+      await vi.waitFor(() => expect(zh.el.querySelector('[data-testid=context-window-source]')?.textContent).toBe(wantZh))
+      zh.unmount()
+    } finally {
+      setLocale('en')
+    }
+    expect(missingKeys).toEqual([])
+  })
+
+  it('shows only the window for a request recorded before its source was', async () => {
+    const { el, unmount } = await mountRequest(exchange({ id: 'lh_w_old', contextLimit: 200000, contextLimitSource: '' }))
+    const w = await vi.waitFor(() => el.querySelector('[data-testid=request-window]') as HTMLElement)
+    expect(w.textContent?.trim()).toBe('200,000 tokens')
+    expect(w.querySelector('[data-testid=context-window-source]')).toBeNull()
     unmount()
   })
 

@@ -18,7 +18,10 @@
 // a price for e2e-* in Settings and sees each request's estimated cost and input split in the
 // monitor, on its page and on the dashboard, the replay counted apart; filters the
 // monitor (status error, then ok) and sees live requests shown only as the backend matches them; configures
-// Claude Code and undoes it; renders every page in English and in Chinese, failing on any
+// Claude Code and undoes it; starts a second scripted upstream that simulates the prompt cache
+// (-cache-ttl 5m) as an account for one model, sends it a cached prompt, and sees the session's
+// "cache warm" line count down and its window named with its reason ("your setting"), on the
+// Sessions page and the request's page; renders every page in English and in Chinese, failing on any
 // missing message key; and sets a client key: the login page refuses a wrong key, the right one
 // opens the app with an HttpOnly SameSite=Strict session, the API without the cookie answers 401,
 // and sign-out asks for the key again; then a request with both keys pasted into its prompt is
@@ -271,8 +274,9 @@ const backendOutput = []
 
 /** @type {import('node:child_process').ChildProcess | undefined} */
 let child
-/** @type {import('node:child_process').ChildProcess | undefined} */
-let upstream
+/** The scripted upstreams started, stopped with the run.
+ * @type {import('node:child_process').ChildProcess[]} */
+const upstreams = []
 /** @type {Promise<{code: number | null, signal: string | null}> | undefined} */
 let childExit
 /** @type {import('playwright-core').BrowserContext | undefined} */
@@ -282,7 +286,7 @@ let tmp = ''
 const watchdog = setTimeout(() => {
   console.log(`FAIL whole run took longer than ${totalMs} ms; killing everything`)
   if (child !== undefined) signal(child, 'SIGKILL')
-  if (upstream !== undefined) signal(upstream, 'SIGKILL')
+  for (const u of upstreams) signal(u, 'SIGKILL')
   process.exit(1)
 }, totalMs)
 watchdog.unref()
@@ -292,7 +296,7 @@ for (const sig of /** @type {NodeJS.Signals[]} */ (['SIGINT', 'SIGTERM'])) {
   process.once(sig, () => {
     console.log(`\ninterrupted by ${sig}`)
     if (child !== undefined) signal(child, 'SIGKILL')
-    if (upstream !== undefined) signal(upstream, 'SIGKILL')
+    for (const u of upstreams) signal(u, 'SIGKILL')
     process.exit(130)
   })
 }
@@ -499,6 +503,50 @@ function bigResult(body) {
 }
 
 /**
+ * A first turn whose system prompt carries a cache_control breakpoint, for the upstream that
+ * simulates prompt caching. The prompt is 1,300 one-letter words: 1,300 tokens to that
+ * upstream's tokenizer, over the 1,024 it caches at least (proxy/proxytest/cache_sim.go), yet
+ * about half that to Longhaul's estimate, well under the 3000-token limit of e2e-*, so no layer
+ * has anything to do.
+ * @param {string} session
+ */
+function cachedPrompt(session) {
+  const rules = Array.from({ length: 1300 }, (_, i) => 'abcdefghij'[i % 10]).join(' ')
+  return {
+    model: 'e2e-cache',
+    max_tokens: 16,
+    stream: false,
+    metadata: { user_id: `user_e2e_account__session_${session}` },
+    system: [{ type: 'text', text: `House rules: ${rules}`, cache_control: { type: 'ephemeral' } }],
+    messages: [{ role: 'user', content: 'Hello.' }],
+  }
+}
+
+/**
+ * Calls the backend's API from the page (with its session), failing on a status other than 2xx.
+ * @param {import('playwright-core').Page} page
+ * @param {string} uiURL
+ * @param {string} method
+ * @param {string} path
+ * @param {unknown} [body]
+ */
+async function api(page, uiURL, method, path, body) {
+  const r = await page.evaluate(
+    async ([u, m, p, b]) => {
+      const res = await fetch(new URL(String(p), String(u)), {
+        method: String(m),
+        headers: { 'Content-Type': 'application/json' },
+        body: b === undefined ? undefined : JSON.stringify(b),
+      })
+      return { status: res.status, text: await res.text() }
+    },
+    [uiURL, method, path, body],
+  )
+  if (r.status < 200 || r.status > 299) throw new Error(`${method} ${path} = ${r.status}: ${r.text.slice(0, 300)}`)
+  return r.text === '' ? undefined : JSON.parse(r.text)
+}
+
+/**
  * The ledger as the request page draws it: each entry's step, kind, path and label.
  * @param {import('playwright-core').Page} page
  */
@@ -552,18 +600,19 @@ function postJSON(port, path, body, key = 'e2e') {
 }
 
 /**
- * Starts the scripted Anthropic upstream on a free port; resolves with its base URL.
+ * Starts a scripted Anthropic upstream on a free port; resolves with its base URL.
+ * @param {string[]} [flags] more flags, such as the simulation's (-cache-ttl 5m)
  * @returns {Promise<string>}
  */
-async function startUpstream() {
+async function startUpstream(flags = []) {
   const port = await freePort()
   const addr = `127.0.0.1:${port}`
   const bin = process.env.SCRIPTED_UPSTREAM
   const [cmd, args] = bin
-    ? [resolve(bin), ['-addr', addr, '-gap', '5ms']]
-    : ['go', ['run', './proxy/proxytest/cmd/scripted-upstream', '-addr', addr, '-gap', '5ms']]
+    ? [resolve(bin), ['-addr', addr, '-gap', '5ms', ...flags]]
+    : ['go', ['run', './proxy/proxytest/cmd/scripted-upstream', '-addr', addr, '-gap', '5ms', ...flags]]
   const proc = spawn(cmd, args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
-  upstream = proc
+  upstreams.push(proc)
   const keep = (/** @type {string} */ prefix) => (/** @type {string} */ line) => backendOutput.push(prefix + line)
   createInterface({ input: /** @type {import('node:stream').Readable} */ (proc.stderr) }).on('line', keep('[upstream] '))
   const out = createInterface({ input: /** @type {import('node:stream').Readable} */ (proc.stdout) })
@@ -1065,6 +1114,93 @@ async function pageSteps(page, uiURL, port, home) {
     if (!(await page.getByTestId('update-check').isDisabled())) throw new Error('"Check now" is enabled while updates are off')
   })
 
+  /** @type {{url: string, session: string, request: string}} */
+  const cached = { url: '', session: '', request: '' }
+  await step(
+    'a second scripted upstream simulates the prompt cache (-cache-ttl 5m), an account for e2e-cache only',
+    async () => {
+      cached.url = await startUpstream(['-cache-ttl', '5m'])
+      console.log(`     caching upstream at ${cached.url}`)
+      // Only requests for e2e-cache may go to it: the steps before and after see one account.
+      await api(page, uiURL, 'POST', 'longhaul/v1/accounts', {
+        label: 'e2e-cache', kind: 'anthropic', baseURL: cached.url, key: cacheAccountKey, models: ['e2e-cache'], priority: 0, weight: 1,
+      })
+    },
+    125_000,
+  )
+  await step('Sessions: a session whose prompt the upstream cached shows "cache warm" counting down, and its window with the reason', async () => {
+    // The first account serves any model: off for this one request, so the caching one answers.
+    const accounts = await api(page, uiURL, 'GET', 'longhaul/v1/accounts')
+    const first = accounts.find((/** @type {{label: string}} */ a) => a.label === 'e2e')
+    if (first === undefined) throw new Error(`no account "e2e": ${JSON.stringify(accounts)}`)
+    const status = await api(page, uiURL, 'GET', 'longhaul/v1/status')
+    const proxyPort = Number(String(status.address).split(':').pop())
+    await api(page, uiURL, 'POST', `longhaul/v1/accounts/${first.id}/enabled`, { enabled: false })
+    /** @type {{status: number, body: string, id: string}} */
+    let res
+    try {
+      res = await postJSON(proxyPort, '/v1/messages', cachedPrompt('cached'))
+    } finally {
+      await api(page, uiURL, 'POST', `longhaul/v1/accounts/${first.id}/enabled`, { enabled: true })
+    }
+    if (res.status !== 200 || res.id === '') throw new Error(`proxy answered ${res.status}: ${res.body.slice(0, 300)}`)
+    const usage = JSON.parse(res.body).usage ?? {}
+    if (!(usage.cache_creation_input_tokens > 1024)) throw new Error(`the upstream cached nothing: usage ${JSON.stringify(usage)}`)
+    cached.request = res.id
+    await until(
+      async () => {
+        const h = await historyJSON(page, uiURL)
+        cached.session = h.exchanges.find((/** @type {{id: string}} */ e) => e.id === res.id)?.sessionID ?? ''
+        return cached.session !== ''
+      },
+      5000,
+      () => `request ${res.id} not recorded with a session`,
+    )
+    await nav(page, 'sessions')
+    const card = page.locator(`[data-testid=session][data-id="${cached.session}"]`)
+    await card.waitFor({ timeout: 5000 })
+    const line = card.locator('[data-testid=session-cache] [data-testid=cache-line]')
+    await line.waitFor({ timeout: 5000 })
+    const warm = /^cache warm · [\d.]+K tokens · cold in ([0-5]):(\d\d)$/
+    /** @param {string} text */
+    const left = (text) => {
+      const m = warm.exec(text)
+      return m ? Number(m[1]) * 60 + Number(m[2]) : -1
+    }
+    const firstText = ((await line.textContent()) ?? '').trim()
+    const firstLeft = left(firstText)
+    if ((await line.getAttribute('data-warm')) !== 'true' || firstLeft < 240 || firstLeft > 300) {
+      throw new Error(`the cache line reads ${JSON.stringify(firstText)}; want "cache warm · 1.3K tokens · cold in 4:5x"`)
+    }
+    // It counts down in the page, without a reload.
+    let now = firstText
+    await until(
+      async () => {
+        now = ((await line.textContent()) ?? '').trim()
+        return left(now) > 0 && left(now) < firstLeft
+      },
+      5000,
+      () => `the countdown stayed at ${JSON.stringify(now)}`,
+    )
+    // The window of e2e-* is the one set in Settings.
+    const win = card.getByTestId('session-window')
+    const winText = ((await win.textContent()) ?? '').replace(/\s+/g, ' ').trim()
+    if (winText !== '3,000 tokens · your setting') throw new Error(`the session's window reads ${JSON.stringify(winText)}`)
+    if ((await win.getByTestId('context-window').getAttribute('data-source')) !== 'setting') throw new Error('the window source is not "setting"')
+    // A session with no cache seen says nothing of one.
+    const plain = page.locator('[data-testid=session]').filter({ hasNot: page.getByTestId('session-cache') })
+    if ((await plain.count()) === 0) throw new Error('every session shows a cache line; the first sessions saw none')
+    await page.screenshot({ path: join(outDir, 'sessions-cache.png'), fullPage: true, timeout: 10_000 })
+  })
+  await step('its request page names the window and why', async () => {
+    await page.goto(`${uiURL}#/request/${encodeURIComponent(cached.request)}`, { waitUntil: 'load' })
+    const win = page.getByTestId('request-window')
+    await win.waitFor({ timeout: 10_000 })
+    const text = ((await win.textContent()) ?? '').replace(/\s+/g, ' ').trim()
+    if (text !== '3,000 tokens · your setting') throw new Error(`the request's window reads ${JSON.stringify(text)}`)
+    await nav(page, 'monitor')
+  })
+
   await step('every page renders in English (screenshots)', async () => {
     for (const name of pageNames) {
       await nav(page, name)
@@ -1106,6 +1242,8 @@ async function pageSteps(page, uiURL, port, home) {
 const clientKey = 'lh-e2e-client-key-4242'
 /** The key of the account added in the Accounts page. */
 const accountKey = 'sk-test-e2e-local-0000-abcd'
+/** The key of the account of the upstream that simulates the prompt cache. */
+const cacheAccountKey = 'sk-test-e2e-cache-0000-wxyz'
 
 /**
  * GET url from Node, with no cookie: what a script or another page without the session gets.
@@ -1324,7 +1462,7 @@ function startBackend(port, dataDir, home) {
 }
 
 async function cleanup() {
-  if (upstream !== undefined && upstream.exitCode === null && upstream.signalCode === null) signal(upstream, 'SIGTERM')
+  for (const u of upstreams) if (u.exitCode === null && u.signalCode === null) signal(u, 'SIGTERM')
   if (context !== undefined) {
     await withTimeout(context.close(), 10_000, 'browser close').catch((err) => console.log(`     browser close: ${err.message}`))
   }
