@@ -232,6 +232,9 @@ export function session(over: Partial<Session> = {}): Session {
     toolTokens: 0,
     toolsCalled: [],
     summaryCalls: 0,
+    unpricedRequests: 0,
+    models: [],
+    replays: 0,
     ...over,
   }
 }
