@@ -29,8 +29,8 @@ deps-test:
 	bash .ci/deps.sh test
 
 ## test: every test, offline: generated bindings up to date, Go (race detector on), frontend unit,
-## UI in Chromium, the openai / Anthropic / Google Gen AI SDKs against the real binary, the real
-## window under Xvfb
+## UI in Chromium, the openai / Anthropic / Google Gen AI SDKs against the real binary, a session
+## of the real Claude Code CLI through it, the real window under Xvfb
 test: deps-test check-bindings frontend test-go test-frontend test-e2e test-desktop
 
 test-go:
@@ -40,11 +40,15 @@ test-go:
 test-frontend:
 	cd frontend && npm test
 
+## test-e2e: the UI, the SDKs, and the real Claude Code CLI (40 rounds against an upstream with a
+## small window) against the real binary. The CLI has its own package.json in
+## frontend/tests/claude-code: a ~400 MB native binary, installed once there, never by `make run`.
 test-e2e:
 	$(GO) build -trimpath -o $(HEADLESS_BIN) .
 	$(GO) build -trimpath -o build/bin/scripted-upstream ./proxy/proxytest/cmd/scripted-upstream
 	cd frontend && LONGHAUL_BIN=$(CURDIR)/$(HEADLESS_BIN) SCRIPTED_UPSTREAM=$(CURDIR)/build/bin/scripted-upstream npm run test:e2e
 	cd frontend && LONGHAUL_BIN=$(CURDIR)/$(HEADLESS_BIN) SCRIPTED_UPSTREAM=$(CURDIR)/build/bin/scripted-upstream npm run test:sdk
+	cd frontend/tests/claude-code && LONGHAUL_BIN=$(CURDIR)/$(HEADLESS_BIN) SCRIPTED_UPSTREAM=$(CURDIR)/build/bin/scripted-upstream npm test
 
 test-desktop: build
 	bash .ci/desktop-smoke.sh $(BIN) build/bin/desktop.png

@@ -162,7 +162,7 @@ type Profile struct {
 	fixed  float64   // raw estimate of system and tools
 	hashes []uint64  // hashes[i]: running hash of messages[:i+1]
 	raws   []float64 // raws[i]: raw estimate of messages[:i+1]
-	bytes  int       // the request's size
+	bytes  int       // the request's size; 0 when unknown (an edited request)
 }
 
 // Raw is the request's raw estimate (no margin, no calibration).
@@ -178,6 +178,13 @@ func (c *Calibrator) Profile(r *anthropic.Request) *Profile {
 	e := c.opts.Estimator
 	p := &Profile{header: c.headerHash(r), fixed: textTokens(r.System) + textTokens(r.Tools),
 		hashes: make([]uint64, len(r.Messages)), raws: make([]float64, len(r.Messages)), bytes: r.Size()}
+	if r.Changed() {
+		// Size is the body r was parsed from, not what a compaction step left of it: taken for
+		// the edited request's size, a size anchor would count it at the unedited request's
+		// cost, every step would look like it saved nothing, and the pipeline would refuse a
+		// request it had in fact made fit.
+		p.bytes = 0
+	}
 	var h maphash.Hash
 	h.SetSeed(c.seed)
 	var sum float64

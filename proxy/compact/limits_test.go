@@ -60,3 +60,20 @@ func TestSizeAnchorFromAnUnparsedRequest(t *testing.T) {
 		t.Errorf("an anchor of 25 tokens for %d bytes was taken: %+v", prev.Size(), got)
 	}
 }
+
+// A compaction step's count follows its edit even when the session is anchored by size alone:
+// the edited request is not the body it was parsed from, so its size is not the anchored one.
+func TestSizeAnchorDoesNotCountACompactedRequestAtItsOldSize(t *testing.T) {
+	c := NewCalibrator(CalibratorOptions{})
+	prev := mustParse(t, session(20, ""))
+	next := mustParse(t, session(22, ""))
+	c.SetSizeAnchor("s", c.HeaderHash(prev.System, prev.Tools), prev.Size(), 3000)
+	whole := c.Count("s", "claude", next)
+	all := len(next.Messages)
+	next.Messages = append(next.Messages[:1:1], next.Messages[all-4:]...) // early rounds trimmed, as Layer 1 does
+	trimmed := c.Count("s", "claude", next)
+	if trimmed.Anchored || trimmed.Calibrated >= whole.Calibrated/2 {
+		t.Errorf("Count after trimming %d messages to %d = %+v; want unanchored and far below the whole request's %+v",
+			all, len(next.Messages), trimmed, whole)
+	}
+}

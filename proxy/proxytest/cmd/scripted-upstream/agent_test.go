@@ -40,7 +40,14 @@ func post(t *testing.T, srv *httptest.Server, path, body string) map[string]any 
 
 func newAgentServer(t *testing.T) *httptest.Server {
 	t.Helper()
+	return newScriptedAgentServer(t, agentScript{})
+}
+
+// newScriptedAgentServer is the agent with -agent-calls (script), zero for none.
+func newScriptedAgentServer(t *testing.T, script agentScript) *httptest.Server {
+	t.Helper()
 	ups := newUpstreams(0, true)
+	ups.script = script
 	srv := httptest.NewServer(ups.Handler())
 	t.Cleanup(func() { srv.Close(); ups.Close() })
 	return srv
@@ -265,4 +272,159 @@ func TestRecordsListEveryProtocol(t *testing.T) {
 	if strings.Contains(recs[3].Query, "secret-key") {
 		t.Errorf("record query %q shows the key", recs[3].Query)
 	}
+}
+
+func TestParseAgentScript(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    agentScript
+		wantErr bool
+	}{
+		{"", agentScript{}, false},
+		{"Bash:40", agentScript{Tool: "Bash", Calls: 40}, false},
+		{"mcp:tool:2", agentScript{}, true}, // the count after the first colon is "tool:2"
+		{"Bash", agentScript{}, true},
+		{":3", agentScript{}, true},
+		{"Bash:0", agentScript{}, true},
+		{"Bash:x", agentScript{}, true},
+	}
+	for _, tt := range tests {
+		got, err := parseAgentScript(tt.in)
+		if got != tt.want || (err != nil) != tt.wantErr {
+			t.Errorf("parseAgentScript(%q) = %+v, %v; want %+v, error %v", tt.in, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+// Claude Code's tools, in its order: the script's tool is not the first.
+const claudeCodeTools = `[{"name":"Agent","input_schema":{"type":"object","properties":{"prompt":{"type":"string"}},"required":["prompt"]}},
+	{"name":"Bash","input_schema":{"type":"object","properties":{"command":{"type":"string"},"timeout":{"type":"number"}},"required":["command"]}},
+	{"name":"Read","input_schema":{"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}}]`
+
+// messagesToolUse is the tool_use block of a Messages reply, or ok false for a text answer.
+func messagesToolUse(t *testing.T, reply map[string]any) (use map[string]any, text string, ok bool) {
+	t.Helper()
+	content, _ := reply["content"].([]any)
+	for _, c := range content {
+		b := c.(map[string]any)
+		switch b["type"] {
+		case "tool_use":
+			return b, "", true
+		case "text":
+			text, _ = b["text"].(string)
+		}
+	}
+	return nil, text, false
+}
+
+func TestAgentScriptCallsOneToolNTimesThenAnswers(t *testing.T) {
+	const calls = 5
+	srv := newScriptedAgentServer(t, agentScript{Tool: "Bash", Calls: calls})
+	// A client's loop: send the conversation, run each call the agent makes, send it back.
+	messages := []any{map[string]any{"role": "user", "content": "run e2e until it is done"}}
+	var called []string
+	for range calls + 2 {
+		body, err := json.Marshal(map[string]any{"model": "claude-test", "max_tokens": 100, "tools": json.RawMessage(claudeCodeTools), "messages": messages})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reply := post(t, srv, "/v1/messages", string(body))
+		use, text, ok := messagesToolUse(t, reply)
+		if !ok {
+			if want := agentText(calls); text != want {
+				t.Errorf("final text = %q; want %q", text, want)
+			}
+			break
+		}
+		called = append(called, use["name"].(string))
+		if got, want := string(mustJSON(t, use["input"])), `{"command":"e2e"}`; got != want {
+			t.Errorf("call %d input = %s; want %s", len(called), got, want)
+		}
+		messages = append(messages,
+			map[string]any{"role": "assistant", "content": reply["content"]},
+			map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": use["id"], "content": "e2e output"}}})
+	}
+	want := []string{"Bash", "Bash", "Bash", "Bash", "Bash"}
+	if strings.Join(called, ",") != strings.Join(want, ",") {
+		t.Errorf("calls = %v; want %v, then text", called, want)
+	}
+}
+
+func TestAgentScriptRounds(t *testing.T) {
+	script := agentScript{Tool: "Bash", Calls: 3}
+	bashRound := func(id string) string {
+		return `{"role":"assistant","content":[{"type":"tool_use","id":"` + id + `","name":"Bash","input":{"command":"e2e"}}]},
+			{"role":"user","content":[{"type":"tool_result","tool_use_id":"` + id + `","content":"ok"}]}`
+	}
+	tests := []struct {
+		name      string
+		messages  string
+		tools     string
+		wantRound int // 0 = text
+	}{
+		{"user text calls the script's tool, round 1", `[{"role":"user","content":"go"}]`, claudeCodeTools, 1},
+		{"two answered calls: round 3", `[{"role":"user","content":"go"},` + bashRound("toolu_a") + `,` + bashRound("toolu_b") + `]`, claudeCodeTools, 3},
+		{"three answered calls: text", `[{"role":"user","content":"go"},` + bashRound("toolu_a") + `,` + bashRound("toolu_b") + `,` + bashRound("toolu_c") + `]`, claudeCodeTools, 0},
+		{"early rounds compacted away: the round is read from the last call's id", `[{"role":"user","content":"[earlier rounds summarised]"},` +
+			bashRound("toolu_agent1_9_round2") + `]`, claudeCodeTools, 3},
+		{"the last round's id alone ends the script", `[{"role":"user","content":"[earlier rounds summarised]"},` +
+			bashRound("toolu_agent1_9_round3") + `]`, claudeCodeTools, 0},
+		{"the script's tool is not offered: text", `[{"role":"user","content":"go"}]`, twoTools, 0},
+	}
+	srv := newScriptedAgentServer(t, script)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reply := post(t, srv, "/v1/messages", `{"model":"claude-test","max_tokens":100,"tools":`+tt.tools+`,"messages":`+tt.messages+`}`)
+			use, _, ok := messagesToolUse(t, reply)
+			gotRound := 0
+			if ok {
+				if use["name"] != "Bash" {
+					t.Fatalf("called %v; want Bash", use["name"])
+				}
+				gotRound = agentRoundOfID(use["id"].(string))
+			}
+			if gotRound != tt.wantRound {
+				t.Errorf("round = %d; want %d (reply %v)", gotRound, tt.wantRound, reply)
+			}
+		})
+	}
+}
+
+func TestAgentScriptOtherProtocols(t *testing.T) {
+	srv := newScriptedAgentServer(t, agentScript{Tool: "b", Calls: 2})
+	t.Run("chat: one answered call of b calls b again, two answer in text", func(t *testing.T) {
+		tools := `[{"type":"function","function":{"name":"a","parameters":{}}},{"type":"function","function":{"name":"b","parameters":{}}}]`
+		round := func(id string) string {
+			return `{"role":"assistant","content":null,"tool_calls":[{"id":"` + id + `","type":"function","function":{"name":"b","arguments":"{}"}}]},{"role":"tool","tool_call_id":"` + id + `","content":"x"}`
+		}
+		first := post(t, srv, "/v1/chat/completions", `{"model":"gpt-4o-mini","tools":`+tools+`,"messages":[{"role":"user","content":"go"},`+round("c1")+`]}`)
+		if b := mustJSON(t, first); !strings.Contains(string(b), `"name":"b"`) {
+			t.Errorf("after one call of b: %s; want another call of b", b)
+		}
+		second := post(t, srv, "/v1/chat/completions", `{"model":"gpt-4o-mini","tools":`+tools+`,"messages":[{"role":"user","content":"go"},`+round("c1")+`,`+round("c2")+`]}`)
+		if b := mustJSON(t, second); strings.Contains(string(b), `"tool_calls"`) || !strings.Contains(string(b), agentText(2)) {
+			t.Errorf("after two calls of b: %s; want the text %q", b, agentText(2))
+		}
+	})
+	t.Run("gemini: results counted by function name", func(t *testing.T) {
+		tools := `[{"functionDeclarations":[{"name":"a"},{"name":"b"}]}]`
+		call := `{"role":"model","parts":[{"functionCall":{"name":"b","args":{}},"thoughtSignature":"skip_thought_signature_validator"}]},{"role":"user","parts":[{"functionResponse":{"name":"b","response":{"output":"x"}}}]}`
+		once := post(t, srv, "/v1beta/models/gemini-2.5-flash:generateContent", `{"tools":`+tools+`,"contents":[{"role":"user","parts":[{"text":"go"}]},`+call+`]}`)
+		if b := mustJSON(t, once); !strings.Contains(string(b), "functionCall") || !strings.Contains(string(b), `"name":"b"`) {
+			t.Errorf("after one call of b: %s; want another call of b", b)
+		}
+		twice := post(t, srv, "/v1beta/models/gemini-2.5-flash:generateContent", `{"tools":`+tools+`,"contents":[{"role":"user","parts":[{"text":"go"}]},`+call+`,`+call+`]}`)
+		if b := mustJSON(t, twice); strings.Contains(string(b), "functionCall") || !strings.Contains(string(b), agentText(2)) {
+			t.Errorf("after two calls of b: %s; want the text %q", b, agentText(2))
+		}
+	})
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -13,7 +13,8 @@
 // which protocol an upstream really saw.
 //
 // With -agent, requests that offer tools are answered by a stand-in model that calls them in
-// turn and then answers in text (agent.go), so a tool loop needs no scripting from outside.
+// turn and then answers in text (agent.go), so a tool loop needs no scripting from outside;
+// -agent-calls Bash:40 makes it call only Bash, 40 times in a row, then answer.
 //
 // The Anthropic upstream can simulate the real API's accounting (proxytest.Simulation):
 // -count-tokens reports input usage from its own tokenizer, -cache-ttl 5m simulates prompt
@@ -46,12 +47,20 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:9099", "loopback address to listen on")
 	gap := flag.Duration("gap", 50*time.Millisecond, "pause between streamed events")
 	agent := flag.Bool("agent", false, "answer requests that offer tools with calls to them in turn, then text")
+	agentCalls := flag.String("agent-calls", "", `with -agent: call only tool NAME, N times in a row, then answer text ("NAME:N", e.g. "Bash:40")`)
 	var sim simulation
 	flag.BoolVar(&sim.countTokens, "count-tokens", false, "report Anthropic input usage from the upstream's own tokenizer")
 	flag.DurationVar(&sim.cacheTTL, "cache-ttl", 0, `simulate Anthropic prompt caching, a "5m" entry living this long after its last use (0 = off)`)
 	flag.IntVar(&sim.window, "window", 0, "refuse prompts counted above this many tokens, as the APIs do (0 = no window)")
 	flag.Parse()
-	if err := run(*addr, *gap, *agent, sim); err != nil {
+	script, err := parseAgentScript(*agentCalls)
+	if err == nil && script.Tool != "" && !*agent {
+		err = fmt.Errorf("-agent-calls %s needs -agent", *agentCalls)
+	}
+	if err == nil {
+		err = run(*addr, *gap, *agent, script, sim)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "scripted-upstream:", err)
 		os.Exit(1)
 	}
@@ -64,7 +73,7 @@ type simulation struct {
 	window      int
 }
 
-func run(addr string, gap time.Duration, agent bool, sim simulation) error {
+func run(addr string, gap time.Duration, agent bool, script agentScript, sim simulation) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("parse -addr: %w", err)
@@ -74,6 +83,7 @@ func run(addr string, gap time.Duration, agent bool, sim simulation) error {
 	}
 	ups := newUpstreams(gap, agent)
 	defer ups.Close()
+	ups.script = script
 	ups.simulate(sim)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -102,8 +112,9 @@ func run(addr string, gap time.Duration, agent bool, sim simulation) error {
 // upstreams are proxytest's scripted upstreams behind one mux, with the record of what each
 // was asked.
 type upstreams struct {
-	gap   time.Duration
-	agent bool
+	gap    time.Duration
+	agent  bool
+	script agentScript // with agent: the one tool to call and how often (zero: every tool once)
 
 	messages  *proxytest.Upstream
 	chat      *proxytest.ChatUpstream
@@ -220,7 +231,7 @@ func (u *upstreams) messagesAgent(_ *http.Request, body []byte) {
 	if n, err := proxytest.CountTokens(body); u.window > 0 && err == nil && n > u.window {
 		return // refused as too long: a reply queued now would answer the next request
 	}
-	if rep, ok := messagesAgent(body, u.gap); ok {
+	if rep, ok := messagesAgent(body, u.gap, u.script); ok {
 		u.messages.Enqueue(rep)
 	}
 }
@@ -229,13 +240,13 @@ func (u *upstreams) chatAgent(_ *http.Request, body []byte) {
 	if n, err := proxytest.CountChatTokens(body); u.window > 0 && err == nil && n > u.window {
 		return // refused as too long, as above
 	}
-	if rep, ok := chatAgent(body, u.gap); ok {
+	if rep, ok := chatAgent(body, u.gap, u.script); ok {
 		u.chat.Enqueue(rep)
 	}
 }
 
 func (u *upstreams) responsesAgent(_ *http.Request, body []byte) {
-	if rep, ok := responsesAgent(body, u.gap, &u.memory); ok {
+	if rep, ok := responsesAgent(body, u.gap, &u.memory, u.script); ok {
 		u.responses.Enqueue(rep)
 	}
 }
@@ -245,7 +256,7 @@ func (u *upstreams) geminiAgent(r *http.Request, body []byte) {
 	if !ok || (method != "generateContent" && method != "streamGenerateContent") {
 		return
 	}
-	if rep, ok := geminiAgent(body); ok {
+	if rep, ok := geminiAgent(body, u.script); ok {
 		u.gemini.Enqueue(rep)
 	}
 }

@@ -40,7 +40,7 @@ type messagesBlock struct {
 
 // messagesAgent scripts the reply to a Messages request, or returns false to leave it to the
 // upstream's default reply.
-func messagesAgent(body []byte, gap time.Duration) (proxytest.Reply, bool) {
+func messagesAgent(body []byte, gap time.Duration, script agentScript) (proxytest.Reply, bool) {
 	var req messagesRequest
 	if json.Unmarshal(body, &req) != nil || len(req.Messages) == 0 {
 		return proxytest.Reply{}, false
@@ -56,6 +56,7 @@ func messagesAgent(body []byte, gap time.Duration) (proxytest.Reply, bool) {
 	}
 	names := map[string]string{} // tool_use id → tool name
 	results := 0
+	var progress scriptProgress
 	var last lastTurn
 	for i, m := range req.Messages {
 		blocks := messagesBlocks(m.Content)
@@ -65,6 +66,7 @@ func messagesAgent(body []byte, gap time.Duration) (proxytest.Reply, bool) {
 				names[b.ID] = b.Name
 			case "tool_result":
 				results++
+				progress.result(script, names[b.ToolUseID], b.ToolUseID)
 			}
 		}
 		if i < len(req.Messages)-1 || m.Role != "user" {
@@ -86,10 +88,10 @@ func messagesAgent(body []byte, gap time.Duration) (proxytest.Reply, bool) {
 	if req.Thinking != nil && req.Thinking.Type != "" && req.Thinking.Type != "disabled" {
 		msg.Content = append(msg.Content, proxytest.Thinking("The scripted agent decides what to do next.", "EqScriptedAgentSignature"))
 	}
-	if i, tool := nextTool(tools, last); tool != nil {
+	if i, round, tool := decide(tools, last, script, progress); tool != nil {
 		msg.Content = append(msg.Content,
 			proxytest.Text("Calling "+tool.Name+"."),
-			proxytest.ToolUse(agentCallID("toolu_", i), tool.Name, agentArgs(tool.Schema)))
+			proxytest.ToolUse(agentCallID("toolu_", i, round), tool.Name, agentArgs(tool.Schema)))
 	} else {
 		msg.Content = append(msg.Content, proxytest.Text(agentText(results)))
 	}
@@ -129,7 +131,7 @@ type chatRequest struct {
 }
 
 // chatAgent scripts the reply to a Chat Completions request (see messagesAgent).
-func chatAgent(body []byte, gap time.Duration) (proxytest.ChatReply, bool) {
+func chatAgent(body []byte, gap time.Duration, script agentScript) (proxytest.ChatReply, bool) {
 	var req chatRequest
 	if json.Unmarshal(body, &req) != nil || len(req.Messages) == 0 {
 		return proxytest.ChatReply{}, false
@@ -145,6 +147,7 @@ func chatAgent(body []byte, gap time.Duration) (proxytest.ChatReply, bool) {
 	}
 	names := map[string]string{} // tool call id → function name
 	results := 0
+	var progress scriptProgress
 	var last lastTurn
 	for i, m := range req.Messages {
 		for _, c := range m.ToolCalls {
@@ -152,6 +155,7 @@ func chatAgent(body []byte, gap time.Duration) (proxytest.ChatReply, bool) {
 		}
 		if m.Role == "tool" {
 			results++
+			progress.result(script, names[m.ToolCallID], m.ToolCallID)
 		}
 		if i < len(req.Messages)-1 {
 			continue
@@ -164,8 +168,8 @@ func chatAgent(body []byte, gap time.Duration) (proxytest.ChatReply, bool) {
 		}
 	}
 	usage := proxytest.ChatUsage{Prompt: max(1, len(body)/4), Completion: 20}
-	if i, tool := nextTool(tools, last); tool != nil {
-		call := proxytest.ChatToolCall{ID: agentCallID("call_", i), Name: tool.Name, Args: string(agentArgs(tool.Schema))}
+	if i, round, tool := decide(tools, last, script, progress); tool != nil {
+		call := proxytest.ChatToolCall{ID: agentCallID("call_", i, round), Name: tool.Name, Args: string(agentArgs(tool.Schema))}
 		return proxytest.ChatReply{Completion: &proxytest.ChatCompletion{ToolCalls: []proxytest.ChatToolCall{call}, Usage: usage}, EventGap: gap}, true
 	}
 	return proxytest.ChatReply{Completion: &proxytest.ChatCompletion{Content: agentText(results), Usage: usage}, EventGap: gap}, true
@@ -222,7 +226,7 @@ var agentResponseSeq atomic.Int64
 
 // responsesAgent scripts the reply to a Responses request (see messagesAgent), continuing the
 // conversation of previous_response_id from memory.
-func responsesAgent(body []byte, gap time.Duration, memory *responsesMemory) (proxytest.ResponsesReply, bool) {
+func responsesAgent(body []byte, gap time.Duration, memory *responsesMemory, script agentScript) (proxytest.ResponsesReply, bool) {
 	var req responsesRequest
 	if json.Unmarshal(body, &req) != nil {
 		return proxytest.ResponsesReply{}, false
@@ -248,6 +252,7 @@ func responsesAgent(body []byte, gap time.Duration, memory *responsesMemory) (pr
 	}
 	var last lastTurn
 	results := 0
+	var progress scriptProgress
 	names := map[string]string{}
 	for i, it := range items {
 		switch it.Type {
@@ -255,6 +260,7 @@ func responsesAgent(body []byte, gap time.Duration, memory *responsesMemory) (pr
 			names[it.CallID] = it.Name
 		case "function_call_output":
 			results++
+			progress.result(script, names[it.CallID], it.CallID)
 		}
 		if i < len(items)-1 {
 			continue
@@ -270,8 +276,8 @@ func responsesAgent(body []byte, gap time.Duration, memory *responsesMemory) (pr
 		ID:    "resp_agent" + strconv.FormatInt(agentResponseSeq.Add(1), 10),
 		Usage: proxytest.ResponsesUsage{Input: max(1, len(body)/4), Output: 20},
 	}
-	if i, tool := nextTool(tools, last); tool != nil {
-		call := proxytest.ResponsesFunctionCall(agentCallID("call_", i), tool.Name, string(agentArgs(tool.Schema)))
+	if i, round, tool := decide(tools, last, script, progress); tool != nil {
+		call := proxytest.ResponsesFunctionCall(agentCallID("call_", i, round), tool.Name, string(agentArgs(tool.Schema)))
 		resp.Items = []proxytest.ResponsesItem{call}
 		items = append(items, responsesItem{Type: "function_call", CallID: call.CallID, Name: call.Name})
 	} else {
@@ -284,7 +290,7 @@ func responsesAgent(body []byte, gap time.Duration, memory *responsesMemory) (pr
 
 // geminiAgent scripts the reply to a generateContent request (see messagesAgent). A
 // functionResponse names its function, so the agent needs no ids here.
-func geminiAgent(body []byte) (proxytest.GeminiReply, bool) {
+func geminiAgent(body []byte, script agentScript) (proxytest.GeminiReply, bool) {
 	var req gemini.Request
 	if json.Unmarshal(body, &req) != nil || len(req.Contents) == 0 {
 		return proxytest.GeminiReply{}, false
@@ -303,11 +309,13 @@ func geminiAgent(body []byte) (proxytest.GeminiReply, bool) {
 		return proxytest.GeminiReply{}, false
 	}
 	results := 0
+	var progress scriptProgress
 	var last lastTurn
 	for i, c := range req.Contents {
 		for _, p := range c.Parts {
 			if p.FunctionResponse != nil {
 				results++
+				progress.result(script, p.FunctionResponse.Name, "")
 				if i == len(req.Contents)-1 {
 					last = lastTurn{answered: p.FunctionResponse.Name}
 				}
@@ -317,7 +325,7 @@ func geminiAgent(body []byte) (proxytest.GeminiReply, bool) {
 			last.userText = true
 		}
 	}
-	if _, tool := nextTool(tools, last); tool != nil {
+	if _, _, tool := decide(tools, last, script, progress); tool != nil {
 		return proxytest.GeminiCalls(proxytest.GeminiCall(tool.Name, agentArgs(tool.Schema))), true
 	}
 	return proxytest.GeminiText(agentText(results)), true
