@@ -57,8 +57,18 @@ func TestDoorStatusToggleAndEvents(t *testing.T) {
 	if code != 200 || v["running"] != false || f.srv.Running() {
 		t.Errorf("toggle off = %d %v; proxy running %t", code, v, f.srv.Running())
 	}
-	if st := nextStatus(); st.Running {
-		t.Errorf("event after toggle off = %+v; want stopped", st)
+	// A status event published before the toggle (the app's start announces itself more than
+	// once) may still be queued ahead of the toggle's: read on to the stopped one, which must
+	// come within a few events.
+	stopped := false
+	for range 5 {
+		if st := nextStatus(); !st.Running {
+			stopped = true
+			break
+		}
+	}
+	if !stopped {
+		t.Errorf("no stopped status among the 5 events after toggle off")
 	}
 	// The port is closed; another test may bind the freed port a moment later, so the check is
 	// that a dial is refused at some point, not at the first try.
