@@ -21,7 +21,10 @@
 // Claude Code and undoes it; starts a second scripted upstream that simulates the prompt cache
 // (-cache-ttl 5m) as an account for one model, sends it a cached prompt, and sees the session's
 // "cache warm" line count down and its window named with its reason ("your setting"), on the
-// Sessions page and the request's page; renders every page in English and in Chinese, failing on any
+// Sessions page and the request's page; starts a third scripted upstream playing the agent (-agent)
+// whose thinking is signed, sends the next turn back without the signature and sees the ledger's
+// "signature restored" entry at messages[1].content[0] and the signature in the forwarded body
+// only; renders every page in English and in Chinese, failing on any
 // missing message key; and sets a client key: the login page refuses a wrong key, the right one
 // opens the app with an HttpOnly SameSite=Strict session, the API without the cookie answers 401,
 // and sign-out asks for the key again; then a request with both keys pasted into its prompt is
@@ -1201,6 +1204,96 @@ async function pageSteps(page, uiURL, port, home) {
     await nav(page, 'monitor')
   })
 
+  await step(
+    'a signature-repaired request: a third scripted upstream (-agent, an account for e2e-agent only) signs its thinking; the next turn, sent back without the signature, shows "signature restored" at messages[1].content[0] and forwards the signature it did not receive',
+    async () => {
+      const agentURL = await startUpstream(['-agent'])
+      console.log(`     agent upstream at ${agentURL}`)
+      await api(page, uiURL, 'POST', 'longhaul/v1/accounts', {
+        label: 'e2e-agent', kind: 'anthropic', baseURL: agentURL, key: agentAccountKey, models: ['e2e-agent'], priority: 0, weight: 1,
+      })
+      // The first account serves any model: off for these two requests, so the agent answers both.
+      const accounts = await api(page, uiURL, 'GET', 'longhaul/v1/accounts')
+      const any = accounts.find((/** @type {{label: string}} */ a) => a.label === 'e2e')
+      if (any === undefined) throw new Error(`no account "e2e": ${JSON.stringify(accounts)}`)
+      const status = await api(page, uiURL, 'GET', 'longhaul/v1/status')
+      const proxyPort = Number(String(status.address).split(':').pop())
+      const first = {
+        model: 'e2e-agent',
+        max_tokens: 2000,
+        stream: false,
+        thinking: { type: 'enabled', budget_tokens: 1024 },
+        metadata: { user_id: 'user_e2e_account__session_signature' },
+        tools: [{ name: 'read_file', description: 'Reads a file.', input_schema: { type: 'object', properties: { path: { type: 'string' } } } }],
+        messages: [{ role: 'user', content: 'Read the README.' }],
+      }
+      /** @type {{status: number, body: string, id: string}} */
+      let repaired
+      await api(page, uiURL, 'POST', `longhaul/v1/accounts/${any.id}/enabled`, { enabled: false })
+      try {
+        const res = await postJSON(proxyPort, '/v1/messages', first)
+        if (res.status !== 200 || res.id === '') throw new Error(`first turn: proxy answered ${res.status}: ${res.body.slice(0, 300)}`)
+        const content = JSON.parse(res.body).content ?? []
+        const thinking = content.find((/** @type {{type: string}} */ b) => b.type === 'thinking')
+        const call = content.find((/** @type {{type: string}} */ b) => b.type === 'tool_use')
+        if (thinking?.signature !== 'EqScriptedAgentSignature' || call === undefined) throw new Error(`first turn's reply: ${res.body.slice(0, 500)}`)
+        // The proxy learns the reply's signature as the exchange finishes (proxy/compaction.go
+        // learn); once its row is recorded, that has happened.
+        await until(
+          async () => (await historyJSON(page, uiURL)).exchanges.some((/** @type {{id: string}} */ e) => e.id === res.id),
+          5000,
+          () => `first turn ${res.id} not recorded`,
+        )
+        // The client sends the turn back with the thinking block's signature dropped.
+        repaired = await postJSON(proxyPort, '/v1/messages', {
+          ...first,
+          messages: [
+            ...first.messages,
+            { role: 'assistant', content: [{ type: 'thinking', thinking: thinking.thinking }, call] },
+            { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: '# Longhaul' }] },
+          ],
+        })
+      } finally {
+        await api(page, uiURL, 'POST', `longhaul/v1/accounts/${any.id}/enabled`, { enabled: true })
+      }
+      if (repaired.status !== 200 || repaired.id === '') throw new Error(`second turn: proxy answered ${repaired.status}: ${repaired.body.slice(0, 300)}`)
+
+      await page.goto(`${uiURL}#/request/${encodeURIComponent(repaired.id)}`, { waitUntil: 'load' })
+      // The row is written by the recorder's batch: the detail page retries until it is there.
+      const entry = page.locator('[data-testid=ledger-step][data-layer=signatures] [data-testid=ledger-entry][data-kind=signature-restored]')
+      await entry.waitFor({ timeout: 10_000 })
+      const entries = await ledgerEntries(page)
+      const want = [{ layer: 'signatures', kind: 'signature-restored', path: 'messages[1].content[0]', label: 'signature restored from the cache' }]
+      if (JSON.stringify(entries) !== JSON.stringify(want)) throw new Error(`ledger entries ${JSON.stringify(entries)}; want ${JSON.stringify(want)}`)
+      // The bodies as the page shows them: the signature went upstream, the client never sent it.
+      const shownBody = async (/** @type {string} */ tab) => {
+        await page.getByTestId(`body-tab-${tab}`).click({ timeout: 5000 })
+        await until(
+          async () => (await page.getByTestId(`body-tab-${tab}`).getAttribute('aria-selected')) === 'true',
+          5000,
+          () => `the ${tab} tab is not selected`,
+        )
+        return (await page.locator('[data-testid=bodies] pre code').textContent({ timeout: 5000 })) ?? ''
+      }
+      // Shown pretty-printed: read back as JSON, the thinking block of messages[1] in each.
+      const thinkingOf = (/** @type {string} */ text) => JSON.parse(text).messages?.[1]?.content?.[0] ?? {}
+      const received = thinkingOf(await shownBody('request'))
+      const forwarded = thinkingOf(await shownBody('forwarded'))
+      if (received.type !== 'thinking' || 'signature' in received) throw new Error(`the received body's messages[1].content[0]: ${JSON.stringify(received)}`)
+      if (forwarded.type !== 'thinking' || forwarded.signature !== 'EqScriptedAgentSignature' || forwarded.thinking !== received.thinking) {
+        throw new Error(`the forwarded body's messages[1].content[0]: ${JSON.stringify(forwarded)}`)
+      }
+      await page.screenshot({ path: join(outDir, 'request-signature.png'), fullPage: true, timeout: 10_000 })
+      // The record agrees with the page.
+      const record = await api(page, uiURL, 'GET', `longhaul/v1/history/${encodeURIComponent(repaired.id)}`)
+      if (record.bodies?.request.includes('EqScriptedAgentSignature') || !record.bodies?.forwarded.includes('EqScriptedAgentSignature')) {
+        throw new Error(`recorded bodies: ${JSON.stringify(record.bodies).slice(0, 600)}`)
+      }
+      await nav(page, 'monitor')
+    },
+    125_000,
+  )
+
   await step('every page renders in English (screenshots)', async () => {
     for (const name of pageNames) {
       await nav(page, name)
@@ -1244,6 +1337,8 @@ const clientKey = 'lh-e2e-client-key-4242'
 const accountKey = 'sk-test-e2e-local-0000-abcd'
 /** The key of the account of the upstream that simulates the prompt cache. */
 const cacheAccountKey = 'sk-test-e2e-cache-0000-wxyz'
+/** The key of the account of the upstream that plays the agent (-agent). */
+const agentAccountKey = 'sk-test-e2e-agent-0000-mnop'
 
 /**
  * GET url from Node, with no cookie: what a script or another page without the session gets.
