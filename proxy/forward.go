@@ -201,6 +201,7 @@ func (s *Server) tryAccounts(w http.ResponseWriter, r *http.Request, cfg *Config
 			return nil, true
 		}
 		ex.noteAttempt(c.proto, up.kind(), translated)
+		sentBytes := len(sendBody.buf) // for a window learned from a refusal; the buffer may go below
 		if sendBody != client && (cfg.CaptureBodies || out.compacted.Changed) {
 			// What went upstream, byte for byte, whatever produced it (the model map, a
 			// translation, compaction); the last attempt's is the one kept.
@@ -228,7 +229,7 @@ func (s *Server) tryAccounts(w http.ResponseWriter, r *http.Request, cfg *Config
 			// The upstream's window is smaller than the one assumed: learn it, compact to it
 			// and try the same account once more. Nothing reached the client yet.
 			if window <= 0 {
-				window = windowFromRefusal(ex, len(sendBody.buf))
+				window = windowFromRefusal(ex, sentBytes)
 			}
 			s.windows.learn(acct.ID, uc.model, window, s.now())
 			s.log.Info("upstream refused the request as too long; its window is learned", "id", ex.ID,

@@ -65,6 +65,10 @@ type LearnedWindow struct {
 
 const maxLearnedWindows = 1024
 
+// minLearnedWindow bounds a learned window from below: no model worth serving has less, and a
+// refusal read wrong must not shrink every later request of the account to nothing.
+const minLearnedWindow = 4096
+
 func newLearnedWindows() *learnedWindows {
 	return &learnedWindows{m: map[windowKey]LearnedWindow{}}
 }
@@ -81,6 +85,7 @@ func (w *learnedWindows) get(acct int64, model string) (int, bool) {
 
 // learn keeps tokens as the window of (acct, model), or the smaller of it and what was known.
 func (w *learnedWindows) learn(acct int64, model string, tokens int, now time.Time) {
+	tokens = max(tokens, minLearnedWindow)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	k := windowKey{acct, strings.ToLower(model)}

@@ -109,3 +109,28 @@ func mustRequest(t *testing.T, url, body string, header ...string) *http.Request
 	}
 	return req
 }
+
+// A refusal that names no window teaches a tenth below what was sent, and the retry fits it.
+func TestWindowLearnedFromARefusalWithoutNumbers(t *testing.T) {
+	f := newRotationFixture(t, 1, Config{})
+	body := string(proxytest.ClaudeCodeRequest(400<<10, false))
+	f.ups[0].Enqueue(proxytest.Reply{Status: 400, Body: []byte(
+		`{"type":"error","error":{"type":"invalid_request_error","message":"Your input exceeds the context window of this model."}}`)})
+	resp, err := http.DefaultClient.Do(mustRequest(t, f.front.URL+"/v1/messages", body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readAll(t, resp.Body)
+	resp.Body.Close()
+	lw := f.srv.LearnedWindows()
+	if resp.StatusCode != 200 || len(lw) != 1 {
+		t.Fatalf("status %d, learned %+v; want the retry's 200 and one window", resp.StatusCode, lw)
+	}
+	// About 400 KB at ~4 bytes a token, less a tenth: far below the 200k default, well above nothing.
+	if lw[0].Tokens < minLearnedWindow || lw[0].Tokens > 100_000 {
+		t.Errorf("learned %d tokens from a refusal of a ~100k-token request; want about 90k", lw[0].Tokens)
+	}
+	if ex := f.obs.last(t); ex.ContextLimit != lw[0].Tokens || ex.ContextLimitSource != compact.WindowLearned {
+		t.Errorf("the retry was compacted for %d (%s); want the learned %d", ex.ContextLimit, ex.ContextLimitSource, lw[0].Tokens)
+	}
+}
