@@ -79,9 +79,13 @@ func takeSnapshot(dst snapshot, msgs []anthropic.Message) snapshot {
 	return append(dst[:0], msgs...)
 }
 
-// diffStep lists what one step of layer changed between before and after.
-func diffStep(layer Layer, before snapshot, after []anthropic.Message) []Edit {
+// diffStep lists what one step of layer changed between before and after. beforeProf and
+// afterProf, when they profile exactly those message lists, give a whole message's tokens
+// without counting its text again (a Layer-1 move removes most of the request); nil = count.
+func diffStep(layer Layer, before snapshot, after []anthropic.Message, beforeProf, afterProf *Profile) []Edit {
 	d := stepDiff{layer: layer}
+	tokensBefore := messageTokens(beforeProf, before)
+	tokensAfter := messageTokens(afterProf, after)
 	at := make(map[int]int, len(after)) // received index → position in after
 	for j := range after {
 		if i := after[j].Index(); i >= 0 {
@@ -112,7 +116,7 @@ func diffStep(layer Layer, before snapshot, after []anthropic.Message) []Edit {
 			if d.layer != Layer1Trim && d.layer != Layer3Summary {
 				flush()
 				d.add(Edit{Kind: EditTurnsJoined, Message: i, Through: i, Block: -1, Count: 1,
-					TokensBefore: tokensOf(m.Raw()), Before: messagePreview(m)})
+					TokensBefore: tokensBefore(k), Before: messagePreview(m)})
 				continue
 			}
 			if spanStart >= 0 && i != spanEnd+1 {
@@ -122,7 +126,7 @@ func diffStep(layer Layer, before snapshot, after []anthropic.Message) []Edit {
 				spanStart, spanPreview = i, messagePreview(m)
 			}
 			spanEnd = i
-			spanTokens += tokensOf(m.Raw())
+			spanTokens += tokensBefore(k)
 			continue
 		}
 		flush()
@@ -135,14 +139,29 @@ func diffStep(layer Layer, before snapshot, after []anthropic.Message) []Edit {
 		case i < 0:
 			if !containsBuilt(before, m) {
 				d.add(Edit{Kind: d.addedKind(), Message: -1, Through: -1, Block: -1, Count: 1,
-					TokensAfter: tokensOf(m.Raw()), After: messagePreview(m)})
+					TokensAfter: tokensAfter(j), After: messagePreview(m)})
 			}
 		case !seen[i]:
 			d.add(Edit{Kind: EditMessageRestored, Message: i, Through: i, Block: -1, Count: 1,
-				TokensAfter: tokensOf(m.Raw()), After: messagePreview(m)})
+				TokensAfter: tokensAfter(j), After: messagePreview(m)})
 		}
 	}
 	return d.done()
+}
+
+// messageTokens returns the tokens of the message at a position of msgs: from p's running
+// estimate when p profiles msgs, else counted from its text.
+func messageTokens(p *Profile, msgs []anthropic.Message) func(pos int) int {
+	if p == nil || len(p.raws) != len(msgs) {
+		return func(pos int) int { return tokensOf(msgs[pos].Raw()) }
+	}
+	return func(pos int) int {
+		prev := 0.0
+		if pos > 0 {
+			prev = p.raws[pos-1]
+		}
+		return int(p.raws[pos] - prev + 0.5)
+	}
 }
 
 // containsBuilt reports whether m, a message built by a step, was already in before (an

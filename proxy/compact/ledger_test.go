@@ -198,7 +198,7 @@ func TestLedgerIsBounded(t *testing.T) {
 	r := mustParse(t, body)
 	before := takeSnapshot(nil, r.Messages)
 	n := ElideThinking(r, 4)
-	edits := diffStep(Layer2Thinking, before, r.Messages)
+	edits := diffStep(Layer2Thinking, before, r.Messages, nil, nil)
 	if len(edits) != MaxEditsPerStep+1 {
 		t.Fatalf("%d edits for %d elisions; want %d and one %q", len(edits), n, MaxEditsPerStep, EditMore)
 	}

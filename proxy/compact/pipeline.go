@@ -424,7 +424,7 @@ func (r *run) step(layer Layer, apply func() (items int, hit bool, err error)) e
 	after, prof := r.count(r.req)
 	st := Stats{Layer: layer, TokensBefore: r.cur.Calibrated, TokensAfter: after.Calibrated,
 		RawBefore: r.cur.Raw, RawAfter: after.Raw, Items: items, Duration: r.p.o.Now().Sub(start), CacheHit: hit,
-		Edits: diffStep(layer, r.snap, r.req.Messages), Rewrite: r.rewrite}
+		Edits: diffStep(layer, r.snap, r.req.Messages, r.res.profile, prof), Rewrite: r.rewrite}
 	r.rewrite = 0
 	r.res.Stats = append(r.res.Stats, st)
 	r.p.o.Logger.Info("["+string(layer)+"] "+layerVerb[layer], "session", r.in.Session, "model", r.model, "items", items,
