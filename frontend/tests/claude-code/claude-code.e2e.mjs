@@ -28,11 +28,12 @@ import assert from 'node:assert/strict'
 import { execFileSync, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { delimiter, dirname, join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
+
+import { cleanEnv, freePort, outputLog, signal, spawnAndWait, withTimeout } from '../lib/processes.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const repoRoot = resolve(here, '../../..')
@@ -87,22 +88,6 @@ async function check(name, fn, ms = settleMs) {
 }
 
 /**
- * @template T
- * @param {Promise<T>} promise
- * @param {number} ms
- * @param {string} what
- * @returns {Promise<T>}
- */
-function withTimeout(promise, ms, what) {
-  /** @type {NodeJS.Timeout | undefined} */
-  let timer
-  const timeout = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms)
-  })
-  return /** @type {Promise<T>} */ (Promise.race([promise, timeout])).finally(() => clearTimeout(timer))
-}
-
-/**
  * Asks fn until it returns something other than undefined, every 100 ms, for at most ms.
  * @template T
  * @param {() => Promise<T | undefined>} fn
@@ -123,8 +108,8 @@ async function until(fn, ms, what) {
 // ---------------------------------------------------------------------------------------------
 // Processes
 
-/** @type {string[]} */
-const output = [] // the last lines the processes printed, shown on failure
+const log = outputLog() // the last lines the processes printed, shown on failure
+const output = log.lines
 
 /** @type {import('node:child_process').ChildProcess | undefined} */
 let backend
@@ -134,98 +119,6 @@ let backendExit
 let upstream
 /** @type {import('node:child_process').ChildProcess | undefined} */
 let claude
-
-/**
- * Signals a process's whole group (each is started detached), or just the process.
- * @param {import('node:child_process').ChildProcess} proc
- * @param {NodeJS.Signals} sig
- */
-function signal(proc, sig) {
-  try {
-    if (proc.pid !== undefined) process.kill(-proc.pid, sig)
-  } catch {
-    proc.kill(sig)
-  }
-}
-
-/** A TCP port nobody listens on right now. */
-function freePort() {
-  return new Promise((done, fail) => {
-    const srv = createServer()
-    srv.unref()
-    srv.on('error', fail)
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address()
-      const port = typeof addr === 'object' && addr !== null ? addr.port : 0
-      srv.close(() => done(port))
-    })
-  })
-}
-
-/**
- * @param {string} label
- * @returns {(line: string) => void}
- */
-function keep(label) {
-  return (line) => {
-    output.push(`[${label}] ${line}`)
-    if (output.length > 200) output.shift()
-  }
-}
-
-/**
- * Spawns cmd detached, keeps its output, and resolves with the first match of pattern on
- * its stdout.
- * @param {string} label
- * @param {string} cmd
- * @param {string[]} args
- * @param {NodeJS.ProcessEnv} env
- * @param {RegExp} pattern
- * @param {number} ms
- */
-function spawnAndWait(label, cmd, args, env, pattern, ms) {
-  const proc = spawn(cmd, args, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
-  createInterface({ input: /** @type {import('node:stream').Readable} */ (proc.stderr) }).on('line', keep(`${label} stderr`))
-  const stdout = createInterface({ input: /** @type {import('node:stream').Readable} */ (proc.stdout) })
-  stdout.on('line', keep(label))
-  const exit = new Promise((done) => proc.once('exit', (code, sig) => done({ code, signal: sig })))
-  const found = new Promise((done) => {
-    stdout.on('line', (line) => {
-      const m = pattern.exec(line)
-      if (m) done(m)
-    })
-  })
-  const early = exit.then(({ code, signal: sig }) => {
-    throw new Error(`${label} exited (code ${code}, signal ${sig}) before printing ${pattern}`)
-  })
-  const spawnError = new Promise((_, fail) => proc.once('error', fail))
-  const ready = withTimeout(
-    /** @type {Promise<RegExpExecArray>} */ (Promise.race([found, early, spawnError])),
-    ms,
-    `${label} to print ${pattern}`,
-  )
-  return { proc, exit: /** @type {Promise<{code: number | null, signal: string | null}>} */ (exit), ready }
-}
-
-/**
- * The environment without the developer's own Longhaul/Anthropic setup, writing nothing to the
- * real home.
- * @param {string} home
- */
-function cleanEnv(home) {
-  /** @type {NodeJS.ProcessEnv} */
-  const env = {}
-  for (const [k, v] of Object.entries(process.env)) {
-    if (!/^(ANTHROPIC_|CLAUDE_|LONGHAUL_|OPENAI_|GEMINI_|GOOGLE_|XDG_)/.test(k)) env[k] = v
-  }
-  return Object.assign(env, {
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, '.config'),
-    XDG_DATA_HOME: join(home, '.local/share'),
-    XDG_CACHE_HOME: join(home, '.cache'),
-    XDG_STATE_HOME: join(home, '.local/state'),
-  })
-}
 
 /**
  * Runs the Longhaul CLI, the input on stdin; returns its stdout.
@@ -250,7 +143,7 @@ function runClaude(args, env, cwd, ms) {
   claude = proc
   let stdout = ''
   proc.stdout?.on('data', (/** @type {Buffer} */ b) => (stdout += b.toString()))
-  createInterface({ input: /** @type {import('node:stream').Readable} */ (proc.stderr) }).on('line', keep('claude stderr'))
+  createInterface({ input: /** @type {import('node:stream').Readable} */ (proc.stderr) }).on('line', log.keep('claude stderr'))
   const done = new Promise((ok, fail) => {
     proc.once('error', fail)
     proc.once('close', (code, sig) => ok({ code, signal: sig, stdout }))
@@ -356,7 +249,7 @@ async function main() {
       const upArgs = ['-addr', upAddr, '-gap', '1ms', '-agent', '-agent-calls', `Bash:${ROUNDS}`, '-count-tokens', '-window', String(WINDOW)]
       const upBin = process.env.SCRIPTED_UPSTREAM
       const [cmd, args] = upBin ? [resolve(upBin), upArgs] : ['go', ['run', './proxy/proxytest/cmd/scripted-upstream', ...upArgs]]
-      const up = spawnAndWait('upstream', cmd, args, { ...process.env }, /scripted upstream .* on (http:\/\/\S+)/, upBin ? startupMs : 120_000)
+      const up = spawnAndWait({ label: 'upstream', cmd, args, env: { ...process.env }, cwd: repoRoot, pattern: /scripted upstream .* on (http:\/\/\S+)/, ms: upBin ? startupMs : 120_000, log })
       upstream = up.proc
       upstreamURL = (await up.ready)[1] ?? ''
 
@@ -369,7 +262,7 @@ async function main() {
       const port = await freePort()
       cli(['settings', 'set', 'proxy.port', String(port), '--data-dir', dataDir], env)
 
-      const b = spawnAndWait('longhaul', bin, ['--headless', '--data-dir', dataDir, '--ui-addr', '127.0.0.1:0'], env, /Longhaul UI:\s*(\S+)/, startupMs)
+      const b = spawnAndWait({ label: 'longhaul', cmd: bin, args: ['--headless', '--data-dir', dataDir, '--ui-addr', '127.0.0.1:0'], env, cwd: repoRoot, pattern: /Longhaul UI:\s*(\S+)/, ms: startupMs, log })
       backend = b.proc
       backendExit = b.exit
       await b.ready

@@ -44,11 +44,12 @@ import { execFileSync, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { get as httpGet, request as httpRequest } from 'node:http'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
+
+import { freePort, signal, withTimeout } from '../lib/processes.mjs'
 import { inflateRawSync } from 'node:zlib'
 import { chromium } from 'playwright-core'
 
@@ -109,22 +110,6 @@ async function step(name, fn, ms = stepMs) {
 }
 
 /**
- * @template T
- * @param {Promise<T>} promise
- * @param {number} ms
- * @param {string} what
- * @returns {Promise<T>}
- */
-function withTimeout(promise, ms, what) {
-  /** @type {NodeJS.Timeout | undefined} */
-  let timer
-  const timeout = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms)
-  })
-  return /** @type {Promise<T>} */ (Promise.race([promise, timeout])).finally(() => clearTimeout(timer))
-}
-
-/**
  * Polls check() until it returns true or ms pass; describe() says what was seen last.
  * @param {() => Promise<boolean>} check
  * @param {number} ms
@@ -141,34 +126,6 @@ async function until(check, ms, describe) {
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
-
-/**
- * Signals the backend's whole process group (it is started detached), or just the process if
- * that fails.
- * @param {import('node:child_process').ChildProcess} proc
- * @param {NodeJS.Signals} sig
- */
-function signal(proc, sig) {
-  try {
-    if (proc.pid !== undefined) process.kill(-proc.pid, sig)
-  } catch {
-    proc.kill(sig)
-  }
-}
-
-/** A TCP port nobody listens on right now. */
-function freePort() {
-  return new Promise((resolvePort, reject) => {
-    const srv = createServer()
-    srv.unref()
-    srv.on('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address()
-      const port = typeof addr === 'object' && addr !== null ? addr.port : 0
-      srv.close(() => resolvePort(port))
-    })
-  })
-}
 
 /**
  * GET http://127.0.0.1:<port>/healthz on a fresh connection (no keep-alive pool, so a closed

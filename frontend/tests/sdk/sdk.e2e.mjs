@@ -20,14 +20,14 @@
 // Prints "N passed, N failed" and exits non-zero on any failure. Every wait is bounded.
 
 import assert from 'node:assert/strict'
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, rm } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
-import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
+
+import { cleanEnv, freePort, outputLog, signal, spawnAndWait, withTimeout } from '../lib/processes.mjs'
 
 import Anthropic from '@anthropic-ai/sdk'
 import { GoogleGenAI, Type } from '@google/genai'
@@ -108,27 +108,11 @@ function describeError(err) {
   return text
 }
 
-/**
- * @template T
- * @param {Promise<T>} promise
- * @param {number} ms
- * @param {string} what
- * @returns {Promise<T>}
- */
-function withTimeout(promise, ms, what) {
-  /** @type {NodeJS.Timeout | undefined} */
-  let timer
-  const timeout = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms)
-  })
-  return /** @type {Promise<T>} */ (Promise.race([promise, timeout])).finally(() => clearTimeout(timer))
-}
-
 // ---------------------------------------------------------------------------------------------
 // Processes
 
-/** @type {string[]} */
-const output = [] // the last lines both processes printed, shown on failure
+const log = outputLog() // the last lines the processes printed, shown on failure
+const output = log.lines
 
 /** @type {import('node:child_process').ChildProcess | undefined} */
 let backend
@@ -136,89 +120,6 @@ let backend
 let backendExit
 /** @type {import('node:child_process').ChildProcess | undefined} */
 let upstream
-
-/**
- * Signals a process's whole group (each is started detached), or just the process.
- * @param {import('node:child_process').ChildProcess} proc
- * @param {NodeJS.Signals} sig
- */
-function signal(proc, sig) {
-  try {
-    if (proc.pid !== undefined) process.kill(-proc.pid, sig)
-  } catch {
-    proc.kill(sig)
-  }
-}
-
-/** A TCP port nobody listens on right now. */
-function freePort() {
-  return new Promise((done, fail) => {
-    const srv = createServer()
-    srv.unref()
-    srv.on('error', fail)
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address()
-      const port = typeof addr === 'object' && addr !== null ? addr.port : 0
-      srv.close(() => done(port))
-    })
-  })
-}
-
-/**
- * Spawns cmd detached, keeps its output, and resolves with the first match of pattern on
- * its stdout.
- * @param {string} label
- * @param {string} cmd
- * @param {string[]} args
- * @param {NodeJS.ProcessEnv} env
- * @param {RegExp} pattern
- * @param {number} ms
- */
-function spawnAndWait(label, cmd, args, env, pattern, ms) {
-  const proc = spawn(cmd, args, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
-  const keep = (/** @type {string} */ prefix) => (/** @type {string} */ line) => {
-    output.push(prefix + line)
-    if (output.length > 200) output.shift()
-  }
-  createInterface({ input: /** @type {import('node:stream').Readable} */ (proc.stderr) }).on('line', keep(`[${label} stderr] `))
-  const stdout = createInterface({ input: /** @type {import('node:stream').Readable} */ (proc.stdout) })
-  stdout.on('line', keep(`[${label}] `))
-  const exit = new Promise((done) => proc.once('exit', (code, sig) => done({ code, signal: sig })))
-  const found = new Promise((done) => {
-    stdout.on('line', (line) => {
-      const m = pattern.exec(line)
-      if (m) done(m)
-    })
-  })
-  const early = exit.then(({ code, signal: sig }) => {
-    throw new Error(`${label} exited (code ${code}, signal ${sig}) before printing ${pattern}`)
-  })
-  const spawnError = new Promise((_, fail) => proc.once('error', fail))
-  const ready = withTimeout(
-    /** @type {Promise<RegExpExecArray>} */ (Promise.race([found, early, spawnError])),
-    ms,
-    `${label} to print ${pattern}`,
-  )
-  return { proc, exit: /** @type {Promise<{code: number | null, signal: string | null}>} */ (exit), ready }
-}
-
-/** @param {string} home */
-function cleanEnv(home) {
-  // Nothing from the developer's own Longhaul/Anthropic/OpenAI/Gemini setup leaks in, and
-  // nothing gets written to the real home.
-  /** @type {NodeJS.ProcessEnv} */
-  const env = {}
-  for (const [k, v] of Object.entries(process.env)) {
-    if (!/^(ANTHROPIC_|LONGHAUL_|OPENAI_|GEMINI_|GOOGLE_|XDG_)/.test(k)) env[k] = v
-  }
-  return Object.assign(env, {
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, '.config'),
-    XDG_DATA_HOME: join(home, '.local/share'),
-    XDG_CACHE_HOME: join(home, '.cache'),
-    XDG_STATE_HOME: join(home, '.local/state'),
-  })
-}
 
 /**
  * Runs the CLI, the input on stdin; returns its stdout.
@@ -869,7 +770,7 @@ async function main() {
       const [cmd, args] = upBin
         ? [resolve(upBin), ['-addr', upAddr, '-gap', '1ms', '-agent']]
         : ['go', ['run', './proxy/proxytest/cmd/scripted-upstream', '-addr', upAddr, '-gap', '1ms', '-agent']]
-      const up = spawnAndWait('upstream', cmd, args, { ...process.env }, /scripted upstream .* on (http:\/\/\S+)/, upBin ? startupMs : 120_000)
+      const up = spawnAndWait({ label: 'upstream', cmd, args, env: { ...process.env }, cwd: repoRoot, pattern: /scripted upstream .* on (http:\/\/\S+)/, ms: upBin ? startupMs : 120_000, log })
       upstream = up.proc
       upstreamURL = (await up.ready)[1] ?? ''
 
@@ -885,7 +786,7 @@ async function main() {
       const port = await freePort()
       cli(['settings', 'set', 'proxy.port', String(port), '--data-dir', dataDir], env)
 
-      const b = spawnAndWait('longhaul', bin, ['--headless', '--data-dir', dataDir, '--ui-addr', '127.0.0.1:0'], env, /Longhaul UI:\s*(\S+)/, startupMs)
+      const b = spawnAndWait({ label: 'longhaul', cmd: bin, args: ['--headless', '--data-dir', dataDir, '--ui-addr', '127.0.0.1:0'], env, cwd: repoRoot, pattern: /Longhaul UI:\s*(\S+)/, ms: startupMs, log })
       backend = b.proc
       backendExit = b.exit
       await b.ready
