@@ -33,7 +33,7 @@ import { delimiter, dirname, join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 
-import { cleanEnv, freePort, outputLog, signal, spawnAndWait, withTimeout } from '../lib/processes.mjs'
+import { cleanEnv, freePort, outputLog, signal, spawnAndWait, stopGracefully, withTimeout } from '../lib/processes.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const repoRoot = resolve(here, '../../..')
@@ -394,19 +394,7 @@ async function main() {
 async function cleanup() {
   if (upstream !== undefined && upstream.exitCode === null && upstream.signalCode === null) signal(upstream, 'SIGTERM')
   if (backend !== undefined && backendExit !== undefined) {
-    /** @type {string | undefined} */
-    let problem
-    if (backend.exitCode === null && backend.signalCode === null) {
-      signal(backend, 'SIGTERM')
-      try {
-        await withTimeout(backendExit, exitMs, 'backend to exit after SIGTERM')
-      } catch (err) {
-        problem = err instanceof Error ? err.message : String(err)
-        signal(backend, 'SIGKILL')
-      }
-    } else {
-      problem = `backend had exited early (code ${backend.exitCode}, signal ${backend.signalCode})`
-    }
+    const problem = await stopGracefully(backend, backendExit, exitMs)
     const name = 'backend exits after SIGTERM'
     results.push(problem === undefined ? { name, status: 'pass' } : { name, status: 'fail', detail: problem })
     console.log(problem === undefined ? `ok   ${name}` : `FAIL ${name}\n     ${problem}`)

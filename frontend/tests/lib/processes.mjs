@@ -119,3 +119,26 @@ export function cleanEnv(home) {
     XDG_STATE_HOME: join(home, '.local/state'),
   })
 }
+
+/**
+ * Stops proc with SIGTERM and waits up to ms for it to exit (then kills its group): what went
+ * wrong, or undefined when it exited as asked. A process that had already exited is a problem
+ * too: it was meant to run until told to stop.
+ * @param {import('node:child_process').ChildProcess} proc
+ * @param {Promise<{code: number | null, signal: string | null}>} exit
+ * @param {number} ms
+ * @returns {Promise<string | undefined>}
+ */
+export async function stopGracefully(proc, exit, ms) {
+  if (proc.exitCode !== null || proc.signalCode !== null) {
+    return `it had exited early (code ${proc.exitCode}, signal ${proc.signalCode})`
+  }
+  signal(proc, 'SIGTERM')
+  try {
+    await withTimeout(exit, ms, 'exit after SIGTERM')
+    return undefined
+  } catch (err) {
+    signal(proc, 'SIGKILL')
+    return err instanceof Error ? err.message : String(err)
+  }
+}

@@ -27,7 +27,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-import { cleanEnv, freePort, outputLog, signal, spawnAndWait, withTimeout } from '../lib/processes.mjs'
+import { cleanEnv, freePort, outputLog, signal, spawnAndWait, stopGracefully, withTimeout } from '../lib/processes.mjs'
 
 import Anthropic from '@anthropic-ai/sdk'
 import { GoogleGenAI, Type } from '@google/genai'
@@ -816,20 +816,7 @@ let proxyURL = ''
 async function cleanup() {
   if (upstream !== undefined && upstream.exitCode === null && upstream.signalCode === null) signal(upstream, 'SIGTERM')
   if (backend !== undefined && backendExit !== undefined) {
-    const stillRunning = backend.exitCode === null && backend.signalCode === null
-    /** @type {string | undefined} */
-    let problem
-    if (stillRunning) {
-      signal(backend, 'SIGTERM')
-      try {
-        await withTimeout(backendExit, exitMs, 'backend to exit after SIGTERM')
-      } catch (err) {
-        problem = err instanceof Error ? err.message : String(err)
-        signal(backend, 'SIGKILL')
-      }
-    } else {
-      problem = `backend had exited early (code ${backend.exitCode}, signal ${backend.signalCode})`
-    }
+    const problem = await stopGracefully(backend, backendExit, exitMs)
     const name = 'backend exits after SIGTERM'
     results.push(problem === undefined ? { name, status: 'pass' } : { name, status: 'fail', detail: problem })
     console.log(problem === undefined ? `ok   ${name}` : `FAIL ${name}\n     ${problem}`)
