@@ -122,7 +122,6 @@ func (p *Pipeline) Cache(session string) (CacheState, bool) { return p.cache.get
 // the prefix the cache holds to price them against.
 type cachePlan struct {
 	o      CacheOptions
-	warm   bool
 	left   time.Duration
 	prev   *anchor // the session's last forwarded request, when the engine profiled it
 	factor float64

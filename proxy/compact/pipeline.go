@@ -249,7 +249,7 @@ func (p *Pipeline) newRun(in Input, req *anthropic.Request) *run {
 	st, seen := p.cache.get(in.Session)
 	r.cold = seen && !p.o.Cache.Off && !st.Warm(p.o.Now())
 	if seen && !p.o.Cache.Off && st.Warm(p.o.Now()) {
-		r.cache = &cachePlan{o: p.o.Cache, warm: true, left: st.Left(p.o.Now()), factor: 1,
+		r.cache = &cachePlan{o: p.o.Cache, left: st.Left(p.o.Now()), factor: 1,
 			prev: p.o.Calibrator.anchorOf(in.Session)}
 		if !p.o.NoCalibration {
 			r.cache.factor = p.o.Calibrator.Factor(r.res.family)
