@@ -97,6 +97,9 @@ type Exchange struct {
 	RequestBody   []byte
 	ForwardedBody []byte
 	ReplyBody     []byte
+	// RequestRepeats: the request body starts with what another exchange's did (a session's
+	// previous turn), as the proxy found comparing them byte for byte.
+	RequestRepeats RequestRepeats `json:"-"`
 	// BodiesTruncated reports that a body was cut at MaxCaptureBytes.
 	BodiesTruncated bool
 
@@ -109,6 +112,14 @@ type Exchange struct {
 	kept      *requestBody
 	keptMax   int
 	lent      *requestBody // the buffer RequestBody points into, until ReleaseBodies
+}
+
+// RequestRepeats says that the first Bytes bytes of an exchange's request body are, byte for
+// byte, those of exchange Exchange's request body: a store that kept that one need keep only
+// what follows, without comparing them again. Bytes is 0 when the body repeats none.
+type RequestRepeats struct {
+	Exchange string
+	Bytes    int
 }
 
 // pressureFromUsage fills the pressure of a request the proxy did not need

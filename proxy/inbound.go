@@ -17,9 +17,14 @@ import (
 // itself for an Anthropic client.
 func (s *Server) inbound(w http.ResponseWriter, r *http.Request, cfg *Config, comp *compactor, ex *Exchange, c *call) (client, messages *requestBody, peek anthropic.Peek, ok bool) {
 	pivot := c.proto.nativeKind() == pool.KindAnthropic
-	client, peek, e := s.readBody(r, cfg.MaxBodyBytes, pivot)
+	client, peek, rb, e := s.readBody(r, cfg.MaxBodyBytes, pivot)
 	if e == nil {
 		ex.BytesIn = int64(len(client.buf))
+		ex.RequestRepeats = RequestRepeats{Exchange: rb.found.Tag, Bytes: rb.found.Shared}
+		if rb.marks != nil {
+			client.retain()
+			s.recall.Remember(ex.ID, client.buf, rb.marks, rb.found, client.unref)
+		}
 		messages = client
 		if !pivot {
 			messages, peek, e = s.inboundForeign(r, cfg, comp, c, client)
@@ -98,14 +103,22 @@ func (s *Server) translateInbound(r *http.Request, c *call, client *requestBody)
 	return staticBody(b), peek, nil
 }
 
+// recalledBody is what the recall found of a request body and what remembers it.
+type recalledBody struct {
+	found anthropic.Recollection
+	marks *anthropic.Marks
+}
+
 // readBody buffers the request body within the limit (retries replay it)
-// and, for a Messages request, peeks at it while it arrives; another protocol's body is
-// only checked to be JSON by its translation.
-func (s *Server) readBody(r *http.Request, limit int64, peekMessages bool) (*requestBody, anthropic.Peek, *Error) {
+// and, for a Messages request, peeks at it while it arrives, skipping what it repeats of a
+// recent body (s.recall); another protocol's body is only checked to be JSON by its
+// translation.
+func (s *Server) readBody(r *http.Request, limit int64, peekMessages bool) (*requestBody, anthropic.Peek, recalledBody, *Error) {
 	tooLarge := newError(http.StatusRequestEntityTooLarge, anthropic.RequestTooLarge,
 		fmt.Sprintf("request body exceeds the proxy's limit of %d bytes (proxy.max_body_bytes)", limit))
+	var rb recalledBody
 	if r.ContentLength > limit {
-		return nil, anthropic.Peek{}, tooLarge
+		return nil, anthropic.Peek{}, rb, tooLarge
 	}
 	var body *requestBody
 	var peek anthropic.Peek
@@ -113,7 +126,7 @@ func (s *Server) readBody(r *http.Request, limit int64, peekMessages bool) (*req
 	if r.ContentLength >= 0 {
 		body = s.bodies.get(int(r.ContentLength))
 		if peekMessages {
-			peek, err = anthropic.ReadAndPeek(r.Body, body.buf)
+			peek, rb.found, rb.marks, err = s.recall.ReadAndPeek(r.Body, body.buf)
 		} else if _, err = io.ReadFull(r.Body, body.buf); err != nil {
 			err = &anthropic.ReadError{Err: err}
 		}
@@ -122,7 +135,7 @@ func (s *Server) readBody(r *http.Request, limit int64, peekMessages bool) (*req
 		var buf []byte
 		buf, err = io.ReadAll(io.LimitReader(r.Body, limit+1))
 		if err == nil && int64(len(buf)) > limit {
-			return nil, peek, tooLarge
+			return nil, peek, rb, tooLarge
 		}
 		if err != nil {
 			err = &anthropic.ReadError{Err: err}
@@ -135,13 +148,13 @@ func (s *Server) readBody(r *http.Request, limit int64, peekMessages bool) (*req
 		}
 	}
 	if err == nil {
-		return body, peek, nil
+		return body, peek, rb, nil
 	}
 	if body != nil {
 		body.release()
 	}
 	if anthropic.IsSyntaxError(err) {
-		return nil, peek, newError(http.StatusBadRequest, anthropic.InvalidRequestError, "malformed JSON request body: "+err.Error())
+		return nil, peek, rb, newError(http.StatusBadRequest, anthropic.InvalidRequestError, "malformed JSON request body: "+err.Error())
 	}
-	return nil, peek, newError(statusClientClosed, "client_cancelled", err.Error())
+	return nil, peek, rb, newError(statusClientClosed, "client_cancelled", err.Error())
 }

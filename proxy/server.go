@@ -118,10 +118,13 @@ type Server struct {
 	now       func() time.Time
 	pool      *pool.Pool
 	bodies    bodyPool
-	handler   http.Handler
-	ui        atomic.Pointer[http.Handler] // Options.UI, or SetUI's; nil: /longhaul/ is not served
-	guard     *Guard
-	timeouts  Timeouts
+	// recall remembers recent request bodies so a session's next turn is only scanned where
+	// it is new (anthropic/recall.go).
+	recall   *anthropic.Recall
+	handler  http.Handler
+	ui       atomic.Pointer[http.Handler] // Options.UI, or SetUI's; nil: /longhaul/ is not served
+	guard    *Guard
+	timeouts Timeouts
 
 	calibrator *compact.Calibrator
 	comp       atomic.Pointer[compactor] // rebuilt when Config.Compaction changes
@@ -152,6 +155,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 		calibrator: opts.Calibrator,
 		windows:    newLearnedWindows(),
 		timeouts:   opts.Timeouts.withDefaults(),
+		recall:     anthropic.NewRecall(),
 	}
 	if opts.UI != nil {
 		s.SetUI(opts.UI)

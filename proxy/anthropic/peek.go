@@ -96,15 +96,25 @@ func peek(s *scanner) (Peek, error) {
 		case "messages":
 			p.FirstMessageSpan = Span{} // a repeated key: the last one counts
 			p.Messages = MessageStats{}
+			s.recall = s.recall.enter()
 			if s.more() && s.b[s.i] == '[' {
 				var ms msgScan
 				err := s.arrayEach(1, func() error {
 					start := s.i
+					if ms.stats.Count == 0 && s.recall != nil {
+						if first, ok := s.recall.skip(s, &ms); ok {
+							p.FirstMessageSpan = first
+							return nil
+						}
+					}
 					err := s.message(2, &ms)
 					if ms.stats.Count == 0 {
 						p.FirstMessageSpan = Span{start, s.i}
 					}
 					ms.next(Span{start, s.i})
+					if s.recall != nil && err == nil {
+						s.recall.mark(s.i, &ms)
+					}
 					return err
 				})
 				p.Messages = ms.done()

@@ -40,6 +40,8 @@ type scanner struct {
 	i, n    int
 	r       io.Reader
 	readErr error
+	// recall, when set, skips the messages a remembered body repeats (recall.go).
+	recall *recallScan
 }
 
 // more reports whether b[i] is available, reading more input if needed.
