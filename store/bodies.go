@@ -95,6 +95,9 @@ type bodyMemory struct {
 	seed     maphash.Seed // of the block hashes; drawn per process, so no text can aim at a collision
 	sessions map[string]*lastBody
 	recent   []string // session keys, oldest first, for eviction
+	// repeatsTaken counts bodies whose shared part the proxy's comparison gave (Repeats), so
+	// no byte of it was read here.
+	repeatsTaken int64
 }
 
 // lastBody is what the writer remembers of a session's previous body. It holds no copy of the
@@ -104,10 +107,11 @@ type bodyMemory struct {
 // blocks under a seed drawn at start (hash/maphash): a block taken for equal while it differs
 // needs two different blocks with one hash, a chance of about 2⁻⁶⁴ per block compared.
 type lastBody struct {
-	size   int
-	blocks []uint64 // maphash of each prefixBlock bytes of the redacted body; the last may be shorter
-	chunks []chunkRef
-	clean  bool // redaction masked nothing: the redacted body is also the body as received
+	exchange string // whose body it was
+	size     int
+	blocks   []uint64 // maphash of each prefixBlock bytes of the redacted body; the last may be shorter
+	chunks   []chunkRef
+	clean    bool // redaction masked nothing: the redacted body is also the body as received
 	// known is the set of known secrets the body was redacted with: once it changes, the
 	// shared prefix must be scanned again for the new ones.
 	known *knownSet
@@ -120,6 +124,14 @@ const (
 	maxRememberedBodies = 1024
 	maxKnownChunks      = 1 << 16
 )
+
+// BodiesRepeated counts the request bodies whose part shared with their session's previous one
+// the proxy gave (Bodies.RequestRepeats), so the writer read none of it.
+func (st *Store) BodiesRepeated() int64 {
+	st.bodies.mu.Lock()
+	defer st.bodies.mu.Unlock()
+	return st.bodies.repeatsTaken
+}
 
 func newBodyMemory() *bodyMemory {
 	return &bodyMemory{known: map[chunkHash]int64{}, seed: maphash.MakeSeed(), sessions: map[string]*lastBody{}, stmts: map[string]*sql.Stmt{}}
@@ -266,12 +278,19 @@ func (w *bodyWriter) checkGeneration(ctx context.Context) error {
 	return nil
 }
 
+// bodySequence places a body among its session's: seq.session names the sequence (a
+// session's requests) for the prefix shortcut, "" none; exchange is the body's own exchange,
+// and repeats what the proxy found it repeats of another's.
+type bodySequence struct {
+	session, exchange string
+	repeats           Repeats
+}
+
 // put redacts and stores one part (0 request, 1 forwarded, 2 reply) of an exchange and
 // returns what its exchange_bodies column holds, valid until the next put of the same part.
 // raw is the body as received; put only reads it and keeps none of it (what it stores is
-// copied). session names the body's sequence (a
-// session's requests) for the prefix shortcut; "" has none.
-func (w *bodyWriter) put(ctx context.Context, part int, session string, raw []byte, redactor *Redactor) ([]byte, error) {
+// copied).
+func (w *bodyWriter) put(ctx context.Context, part int, seq bodySequence, raw []byte, redactor *Redactor) ([]byte, error) {
 	known := redactor.knownNow()
 	if len(raw) < minChunked {
 		col, err := compress(w.cols[part], redactWith(known, raw))
@@ -283,13 +302,13 @@ func (w *bodyWriter) put(ctx context.Context, part int, session string, raw []by
 	}
 	key := ""
 	var prev *lastBody
-	if session != "" {
-		key = fmt.Sprintf("%d/%s", part, session)
+	if seq.session != "" {
+		key = fmt.Sprintf("%d/%s", part, seq.session)
 		if prev = w.sessions[key]; prev == nil {
 			prev = w.mem.sessions[key]
 		}
 	}
-	body, clean, same := w.redactNew(prev, raw, known)
+	body, clean, same := w.redactNew(prev, raw, known, seq.repeats)
 	chunks := make([]chunkRef, 0, len(body)/(chunkMin+1<<chunkBits)+2)
 	start := 0
 	if prev != nil {
@@ -320,7 +339,7 @@ func (w *bodyWriter) put(ctx context.Context, part int, session string, raw []by
 			w.order = append(w.order, key)
 		}
 		w.sessions[key] = &lastBody{
-			size: len(body), blocks: w.mem.blockHashes(body, prev, same),
+			exchange: seq.exchange, size: len(body), blocks: w.mem.blockHashes(body, prev, same),
 			chunks: chunks, clean: clean, known: known,
 		}
 	}
@@ -380,7 +399,11 @@ func (w *bodyWriter) commit() {
 // The known secrets (store/redact.go's Redactor) are masked the same way: the cut is only
 // taken when the previous body was scanned with the same set, and known values (API keys and
 // their base64 and URL-encoded forms) hold none of those bytes either.
-func (w *bodyWriter) redactNew(prev *lastBody, raw []byte, known *knownSet) (body []byte, clean bool, same int) {
+//
+// What raw repeats of the previous body is what the proxy found (repeats) when it compared
+// them — then no byte of the shared part is read here — and otherwise what their block
+// hashes tell.
+func (w *bodyWriter) redactNew(prev *lastBody, raw []byte, known *knownSet, repeats Repeats) (body []byte, clean bool, same int) {
 	if prev == nil || !prev.clean || prev.known != known {
 		body = redactWith(known, raw)
 		clean = len(body) == len(raw) && (len(body) == 0 || &body[0] == &raw[0])
@@ -389,7 +412,12 @@ func (w *bodyWriter) redactNew(prev *lastBody, raw []byte, known *knownSet) (bod
 		}
 		return body, clean, same
 	}
-	same = w.mem.sharedPrefix(prev, raw)
+	if repeats.Exchange != "" && repeats.Exchange == prev.exchange && repeats.Bytes > 0 {
+		same = min(repeats.Bytes, prev.size, len(raw))
+		w.mem.repeatsTaken++
+	} else {
+		same = w.mem.sharedPrefix(prev, raw)
+	}
 	cut := bytes.LastIndexAny(raw[:same], "{}[],") + 1
 	tail := raw[cut:]
 	r := redactWith(known, tail)

@@ -446,3 +446,39 @@ func TestSessionBodiesThatDifferInsideTheSharedPart(t *testing.T) {
 	writeAll(t, st, batch...)
 	checkBodies(t, st, append(bodies, bodies...), len(bodies), 2*len(bodies))
 }
+
+// TestSessionBodiesWithTheProxysRepeats: the proxy says how much of a request repeats another
+// exchange's (it compared them as the body arrived). The writer takes that instead of hashing
+// the shared part when it names the body the writer remembers as the session's previous one,
+// and hashes otherwise (a hint naming another exchange, or none); every body reads back
+// byte-identical either way.
+func TestSessionBodiesWithTheProxysRepeats(t *testing.T) {
+	st, _ := openTemp(t)
+	bodies := growingSession(30)
+	bodies[20] = bodies[20][:60_000] + "#" + bodies[20][60_001:] // an early message edited
+	common := func(a, b string) int {
+		n := 0
+		for n < min(len(a), len(b)) && a[n] == b[n] {
+			n++
+		}
+		return n
+	}
+	taken := 0
+	for i, b := range bodies {
+		e := sessionExchange(i, b)
+		switch {
+		case i == 0:
+		case i%5 == 4: // a hint about an exchange the writer does not remember as the previous
+			e.Bodies.RequestRepeats = Repeats{Exchange: "lh_elsewhere", Bytes: common(bodies[i-1], b)}
+		case i%5 == 2: // no hint: the proxy found nothing (or did not look)
+		default:
+			e.Bodies.RequestRepeats = Repeats{Exchange: fmt.Sprintf("lh_%06d", i-1), Bytes: common(bodies[i-1], b)}
+			taken++
+		}
+		writeAll(t, st, e)
+	}
+	checkBodies(t, st, bodies, 0, len(bodies))
+	if got := st.bodies.repeatsTaken; got != int64(taken) {
+		t.Errorf("the writer took %d of the proxy's repeats; want the %d that name the previous body", got, taken)
+	}
+}

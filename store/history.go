@@ -163,6 +163,16 @@ type Bodies struct {
 	Request   string `json:"request"`
 	Forwarded string `json:"forwarded"`
 	Reply     string `json:"reply"`
+	// RequestRepeats: Request starts with what another exchange's request did, as the proxy
+	// found comparing them; the writer then need not compare them again. A hint only: it is
+	// used when the writer remembers that exchange's body as its session's previous one.
+	RequestRepeats Repeats `json:"-"`
+}
+
+// Repeats says that the first Bytes bytes of a body are exchange Exchange's body's.
+type Repeats struct {
+	Exchange string
+	Bytes    int
 }
 
 func (b *Bodies) empty() bool {
@@ -463,13 +473,16 @@ func (w *exchangeWriter) write(ctx context.Context, e Exchange) error {
 		if text == "" {
 			continue
 		}
-		session := e.SessionID
-		if i == 2 {
-			session = "" // a reply does not repeat the previous one
+		seq := bodySequence{session: e.SessionID, exchange: e.ID}
+		switch i {
+		case 0:
+			seq.repeats = e.Bodies.RequestRepeats
+		case 2:
+			seq.session = "" // a reply does not repeat the previous one
 		}
 		// put reads the text in place: a copy of an 800 KB body was the largest cost left
 		// of a large exchange.
-		if blobs[i], err = w.chunks.put(ctx, i, session, unsafe.Slice(unsafe.StringData(text), len(text)), w.redactor); err != nil {
+		if blobs[i], err = w.chunks.put(ctx, i, seq, unsafe.Slice(unsafe.StringData(text), len(text)), w.redactor); err != nil {
 			return fmt.Errorf("body: %w", err)
 		}
 	}

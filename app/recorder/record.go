@@ -69,6 +69,9 @@ func record(ex *proxy.Exchange, bodies *bodyPolicy) store.Exchange {
 			Forwarded: capBody(ex.ForwardedBody, bodies.maxBytes, &rec.BodiesTruncated),
 			Reply:     capBody(ex.ReplyBody, bodies.maxBytes, &rec.BodiesTruncated),
 		}
+		if r := ex.RequestRepeats; r.Bytes > 0 && b.Request != "" {
+			b.RequestRepeats = store.Repeats{Exchange: r.Exchange, Bytes: min(r.Bytes, len(b.Request))}
+		}
 		if b != (store.Bodies{}) {
 			rec.Bodies = &b
 		}

@@ -207,6 +207,9 @@ type Stats struct {
 	Queued        int   `json:"queued"`
 	QueuedBytes   int64 `json:"queuedBytes"` // body bytes waiting for the writer
 	Failures      int64 `json:"failures"`
+	// BodiesRepeated counts request bodies stored from what the proxy found they repeat of
+	// the session's previous one (store.Store.BodiesRepeated).
+	BodiesRepeated int64 `json:"bodiesRepeated"`
 }
 
 // Stats reports the counters.
@@ -214,6 +217,7 @@ func (r *Recorder) Stats() Stats {
 	return Stats{
 		Dropped: r.dropped.Load(), BodiesDropped: r.bodiesDropped.Load(), LiveDropped: r.liveDropped.Load(),
 		Written: r.written.Load(), Queued: len(r.queue), QueuedBytes: r.bodyBytes.Load(), Failures: r.failures.Load(),
+		BodiesRepeated: r.store.BodiesRepeated(),
 	}
 }
 

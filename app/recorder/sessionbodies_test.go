@@ -1,0 +1,56 @@
+package recorder
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// sessionTurn is turn n of a conversation: a fixed head, n tool rounds of ~6 KB, and the turn's
+// own last message, as a client that resends the conversation sends it.
+func sessionTurn(session, system string, n int, edit string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `{"model":"claude-sonnet-4-5","max_tokens":64,"metadata":{"user_id":"user_x_account_y_session_%s"},"system":%q,"messages":[{"role":"user","content":"Fix the tests.%s"}`, session, system, edit)
+	for i := range n {
+		fmt.Fprintf(&b, `,{"role":"assistant","content":[{"type":"tool_use","id":"t%d","name":"Read","input":{"path":"/f%d"}}]}`, i, i)
+		fmt.Fprintf(&b, `,{"role":"user","content":[{"type":"tool_result","tool_use_id":"t%d","content":%q}]}`, i, strings.Repeat(fmt.Sprintf("line of file %d\n", i), 400))
+	}
+	fmt.Fprintf(&b, `,{"role":"user","content":"continue (turn %d)"}]}`, n)
+	return b.String()
+}
+
+// TestSessionTurnsStoredFromWhatTheProxyFound sends two interleaved growing sessions, and a
+// turn that edits an early message, through the real proxy: every request body reads back
+// byte-identical, and from each session's second turn on the writer took the part a body
+// shares with the session's previous one from the proxy's comparison (it read none of it).
+func TestSessionTurnsStoredFromWhatTheProxyFound(t *testing.T) {
+	f := newFixture(t, Options{})
+	var sent []string
+	var ids []string
+	for turn := 12; turn < 22; turn++ {
+		for _, s := range []struct{ session, system, edit string }{{"aaaa", "Be brief.", ""}, {"bbbb", "Be thorough.", ""}} {
+			edit := s.edit
+			if turn == 18 && s.session == "aaaa" {
+				edit = " (edited)"
+			}
+			body := sessionTurn(s.session, s.system, turn, edit)
+			resp, reply := f.post(t, body, "Anthropic-Version", "2023-06-01")
+			if resp.StatusCode != 200 {
+				t.Fatalf("turn %d: status %d: %s", turn, resp.StatusCode, reply)
+			}
+			sent, ids = append(sent, body), append(ids, resp.Header.Get("Longhaul-Request-Id"))
+		}
+	}
+	for i, id := range ids {
+		e := f.waitRecorded(t, id)
+		if e.Bodies == nil || e.Bodies.Request != sent[i] {
+			t.Fatalf("exchange %d: the stored request body differs from the one sent", i)
+		}
+	}
+	// Each session's first turn has no previous one; the edited turn repeats nothing (its first
+	// message changed); the turn after it repeats the turn before the edit, not the body the
+	// writer remembers (the edited one), so the writer compares it itself.
+	if got, want := f.rec.Stats().BodiesRepeated, int64(len(ids)-4); got != want {
+		t.Errorf("%d bodies stored from the proxy's comparison; want %d", got, want)
+	}
+}
