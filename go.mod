@@ -8,6 +8,7 @@ require (
 	github.com/creativeprojects/go-selfupdate v1.6.0
 	github.com/emersion/go-autostart v0.0.0-20250403115856-34830d6457d2
 	github.com/godbus/dbus/v5 v5.2.2
+	github.com/klauspost/compress v1.20.4
 	github.com/wailsapp/wails/v2 v2.16.0
 	github.com/zalando/go-keyring v0.2.8
 	golang.org/x/sys v0.48.0

@@ -6,12 +6,17 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	fastflate "github.com/klauspost/compress/flate"
 )
 
 // Bodies are JSON text and compress well (typically 5–10×). DEFLATE at its fastest level keeps
-// the writer goroutine cheap; a flate.Writer holds ~1 MB of state, hence the pool.
+// the writer goroutine cheap; a writer holds ~1 MB of state, hence the pool. The writer is
+// klauspost/compress's DEFLATE: the same format (the standard library reads it, so bodies
+// stored before read as ever), measured at about twice the speed of compress/flate at
+// BestSpeed on a 16 KiB chunk of tool output (BenchmarkCompressChunk), for the same size.
 var flateWriters = sync.Pool{New: func() any {
-	w, _ := flate.NewWriter(nil, flate.BestSpeed) //nolint:errcheck // only fails for a bad level
+	w, _ := fastflate.NewWriter(nil, fastflate.BestSpeed) //nolint:errcheck // only fails for a bad level
 	return w
 }}
 
@@ -37,7 +42,7 @@ func compress(dst, b []byte) ([]byte, error) {
 	buf := bytes.NewBuffer(dst)
 	buf.Grow(len(b)/4 + 64)
 	buf.WriteByte(bodyDeflate)
-	w := flateWriters.Get().(*flate.Writer)
+	w := flateWriters.Get().(*fastflate.Writer)
 	defer flateWriters.Put(w)
 	w.Reset(buf)
 	if _, err := w.Write(b); err != nil {
