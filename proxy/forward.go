@@ -58,6 +58,11 @@ type call struct {
 	lazyPeek anthropic.Peek
 	// replay is set when the request is a replay (Server.Replay).
 	replay *Replay
+	// early is the request sent while its body arrived, until an attempt takes it or it is
+	// abandoned; turn what the recall keeps of this request for the session's next turn
+	// (early.go).
+	early *earlySend
+	turn  *turnNote
 }
 
 // native reports whether an upstream speaks the client's protocol itself.
@@ -76,6 +81,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, co
 		ex.ReplayOf = c.replay.Of
 	}
 	w.Header().Set("Longhaul-Request-Id", ex.ID)
+	defer func() { c.early.abandon() }() // a send no attempt took
 	body, messages, peek, ok := s.inbound(w, r, cfg, comp, ex, c)
 	if !ok {
 		return
@@ -207,7 +213,15 @@ func (s *Server) tryAccounts(w http.ResponseWriter, r *http.Request, cfg *Config
 			// translation, compaction); the last attempt's is the one kept.
 			ex.ForwardedBody = captureBytes(sendBody.buf, cfg.MaxCaptureBytes, &ex.BodiesTruncated)
 		}
-		fail, committed := s.attempt(w, r, cfg, ex, c, acct, up, uc, sendBody)
+		asIs := sendBody == client && c.native(up)
+		if asIs && c.turn != nil {
+			c.turn.asIs.Store(true)
+		}
+		var early *earlySend
+		if c.early.take(acct, asIs) {
+			early = c.early
+		}
+		fail, committed := s.attempt(w, r, cfg, ex, c, acct, up, uc, sendBody, early)
 		if sendBody != out.body && sendBody != client && sendBody != c.lazy {
 			sendBody.release()
 		}
@@ -528,19 +542,33 @@ var errFirstEventTimeout = errors.New("upstream sent no response in time")
 // attempt sends the request to one account. It returns a failure when nothing
 // was written to the client (so another account may be tried); committed
 // reports that the response started, after which errors go in-band.
-func (s *Server) attempt(w http.ResponseWriter, r *http.Request, cfg *Config, ex *Exchange, c *call, acct pool.Account, up upstreamProtocol, uc *upstreamCall, body *requestBody) (fail *upstreamFailure, committed bool) {
-	ctx, cancel := context.WithCancelCause(r.Context())
-	defer cancel(nil)
-	// The timeout covers the wait for the first event of a stream, or the
-	// whole of a non-stream reply; a healthy long stream is never cut.
-	deadline := time.AfterFunc(cfg.RequestTimeout, func() { cancel(errFirstEventTimeout) })
-	defer deadline.Stop()
-
-	out, err := outboundRequest(ctx, r, c, acct, up, uc, body)
-	if err != nil {
-		return &upstreamFailure{err: err, up: up}, false
+//
+// early, when not nil, is this request already sent to acct while its body arrived
+// (early.go): its reply is the attempt's.
+func (s *Server) attempt(w http.ResponseWriter, r *http.Request, cfg *Config, ex *Exchange, c *call, acct pool.Account, up upstreamProtocol, uc *upstreamCall, body *requestBody, early *earlySend) (fail *upstreamFailure, committed bool) {
+	var ctx context.Context
+	var cancel context.CancelCauseFunc
+	var deadline *time.Timer
+	var resp *http.Response
+	var err error
+	if early != nil {
+		ctx, cancel, deadline = early.ctx, early.cancel, early.deadline
+		resp, err = early.wait()
+	} else {
+		ctx, cancel = context.WithCancelCause(r.Context())
+		// The timeout covers the wait for the first event of a stream, or the
+		// whole of a non-stream reply; a healthy long stream is never cut.
+		deadline = time.AfterFunc(cfg.RequestTimeout, func() { cancel(errFirstEventTimeout) })
+		var out *http.Request
+		if out, err = outboundRequest(ctx, r, c, acct, up, uc, body); err != nil {
+			cancel(nil)
+			deadline.Stop()
+			return &upstreamFailure{err: err, up: up}, false
+		}
+		resp, err = s.transport.RoundTrip(out)
 	}
-	resp, err := s.transport.RoundTrip(out)
+	defer cancel(nil)
+	defer deadline.Stop()
 	if err != nil {
 		if cause := context.Cause(ctx); cause != nil && r.Context().Err() == nil {
 			err = cause
@@ -562,8 +590,8 @@ func (s *Server) attempt(w http.ResponseWriter, r *http.Request, cfg *Config, ex
 	return s.relayBody(ctx, w, cfg, ex, c, codec, resp)
 }
 
-// outboundRequest builds the upstream request from the buffered body; the
-// inbound request is never modified, so a retry can build it again.
+// outboundRequest builds the upstream request from the buffered body (none when body is nil:
+// the caller sets it); the inbound request is never modified, so a retry can build it again.
 func outboundRequest(ctx context.Context, in *http.Request, c *call, acct pool.Account, up upstreamProtocol, uc *upstreamCall, body *requestBody) (*http.Request, error) {
 	// Only allow-listed headers go upstream (forwardHeaders): the common ones, and the
 	// client protocol's own only to an upstream of that protocol. The client's key is
@@ -583,8 +611,8 @@ func outboundRequest(ctx context.Context, in *http.Request, c *call, acct pool.A
 		h.Del("Accept") // the client's Accept is for its protocol's reply, not this one's
 	}
 	out, err := up.newRequest(ctx, acct, uc, h, nil)
-	if err != nil {
-		return nil, err
+	if err != nil || body == nil {
+		return out, err
 	}
 	out.Body = body.reader()
 	out.ContentLength = int64(len(body.buf))

@@ -17,14 +17,18 @@ import (
 // itself for an Anthropic client.
 func (s *Server) inbound(w http.ResponseWriter, r *http.Request, cfg *Config, comp *compactor, ex *Exchange, c *call) (client, messages *requestBody, peek anthropic.Peek, ok bool) {
 	pivot := c.proto.nativeKind() == pool.KindAnthropic
-	client, peek, rb, e := s.readBody(r, cfg.MaxBodyBytes, pivot)
+	var sendEarly func(anthropic.Recollection, *growingBody)
+	if pivot && c.op == opGenerate && c.replay == nil {
+		sendEarly = func(found anthropic.Recollection, g *growingBody) {
+			if acct, model, ok := s.earlyTarget(cfg, found); ok && c.early == nil {
+				c.early = s.sendEarly(r, cfg, c, acct, model, g)
+			}
+		}
+	}
+	client, peek, rb, e := s.readBody(r, cfg.MaxBodyBytes, pivot, sendEarly)
 	if e == nil {
 		ex.BytesIn = int64(len(client.buf))
 		ex.RequestRepeats = RequestRepeats{Exchange: rb.found.Tag, Bytes: rb.found.Shared}
-		if rb.marks != nil {
-			client.retain()
-			s.recall.Remember(ex.ID, client.buf, rb.marks, rb.found, client.unref)
-		}
 		messages = client
 		if !pivot {
 			messages, peek, e = s.inboundForeign(r, cfg, comp, c, client)
@@ -43,6 +47,11 @@ func (s *Server) inbound(w http.ResponseWriter, r *http.Request, cfg *Config, co
 	if messages != nil {
 		c.messages = messages.buf
 		ex.Model, ex.SessionID = peek.Model, peek.SessionID(messages.buf)
+		if rb.marks != nil {
+			c.turn = &turnNote{session: ex.SessionID, model: ex.Model}
+			client.retain()
+			s.recall.Remember(ex.ID, c.turn, client.buf, rb.marks, rb.found, client.unref)
+		}
 		ex.Tools, ex.ToolTokens = peek.Tools, toolTokens(peek.ToolsSpan.End-peek.ToolsSpan.Start)
 	} else {
 		ex.Tools, ex.ToolTokens = c.tools, toolTokens(c.toolBytes)
@@ -113,7 +122,10 @@ type recalledBody struct {
 // and, for a Messages request, peeks at it while it arrives, skipping what it repeats of a
 // recent body (s.recall); another protocol's body is only checked to be JSON by its
 // translation.
-func (s *Server) readBody(r *http.Request, limit int64, peekMessages bool) (*requestBody, anthropic.Peek, recalledBody, *Error) {
+//
+// sendEarly, when not nil, is called while the body arrives once its first message repeats a
+// recent body's, with the buffer as it fills (early.go).
+func (s *Server) readBody(r *http.Request, limit int64, peekMessages bool, sendEarly func(anthropic.Recollection, *growingBody)) (*requestBody, anthropic.Peek, recalledBody, *Error) {
 	tooLarge := newError(http.StatusRequestEntityTooLarge, anthropic.RequestTooLarge,
 		fmt.Sprintf("request body exceeds the proxy's limit of %d bytes (proxy.max_body_bytes)", limit))
 	var rb recalledBody
@@ -126,7 +138,14 @@ func (s *Server) readBody(r *http.Request, limit int64, peekMessages bool) (*req
 	if r.ContentLength >= 0 {
 		body = s.bodies.get(int(r.ContentLength))
 		if peekMessages {
-			peek, rb.found, rb.marks, err = s.recall.ReadAndPeek(r.Body, body.buf)
+			var src io.Reader = r.Body
+			var onFound func(anthropic.Recollection)
+			if sendEarly != nil {
+				g := newGrowingBody(body)
+				src = &publishingReader{r: r.Body, g: g}
+				onFound = func(found anthropic.Recollection) { sendEarly(found, g) }
+			}
+			peek, rb.found, rb.marks, err = s.recall.ReadAndPeek(src, body.buf, onFound)
 		} else if _, err = io.ReadFull(r.Body, body.buf); err != nil {
 			err = &anthropic.ReadError{Err: err}
 		}

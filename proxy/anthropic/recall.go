@@ -43,6 +43,7 @@ func NewRecall() *Recall { return &Recall{} }
 // its first message starts, and the peek's state after each message.
 type recalled struct {
 	tag     string
+	note    any
 	body    []byte
 	start   int
 	first   Span
@@ -71,20 +72,24 @@ type Marks struct {
 	marks []mark
 }
 
-// Recollection is what a peek with a Recall found: the remembered body (by the tag it was
-// remembered under) whose first Shared bytes this body repeats exactly; Shared is 0 when none.
+// Recollection is what a peek with a Recall found: the remembered body (by the tag and note it
+// was remembered with) whose first Shared bytes this body repeats exactly; Shared is 0 when
+// none.
 type Recollection struct {
 	Tag    string
+	Note   any
 	Shared int
 }
 
 // ReadAndPeek is ReadAndPeek with the recall: it also returns what the body repeats of a
-// remembered one, and the marks that remember this one.
-func (rc *Recall) ReadAndPeek(r io.Reader, body []byte) (Peek, Recollection, *Marks, error) {
+// remembered one, and the marks that remember this one. onFound, when not nil, is called as
+// soon as the body's first message is found to repeat a remembered body's (with Shared the
+// bytes checked so far), while the rest still arrives.
+func (rc *Recall) ReadAndPeek(r io.Reader, body []byte, onFound func(Recollection)) (Peek, Recollection, *Marks, error) {
 	s := &scanner{b: body, r: r}
 	var rs *recallScan
 	if len(body) >= minRecalled {
-		rs = &recallScan{rc: rc}
+		rs = &recallScan{rc: rc, onFound: onFound}
 		s.recall = rs
 	}
 	p, err := peek(s)
@@ -100,15 +105,16 @@ func (rc *Recall) ReadAndPeek(r io.Reader, body []byte) (Peek, Recollection, *Ma
 	return p, rs.found, &rs.marks, nil
 }
 
-// Remember keeps body under tag for later peeks. The Recall may keep body until it calls
-// release (once), which it does at once when it keeps nothing: body must not change before.
-// A body that repeats a remembered one (found by the peek that made marks) takes its place.
-func (rc *Recall) Remember(tag string, body []byte, m *Marks, found Recollection, release func()) {
+// Remember keeps body under tag, with the caller's note, for later peeks. The Recall may keep
+// body until it calls release (once), which it does at once when it keeps nothing: body must
+// not change before. A body that repeats a remembered one (found by the peek that made marks)
+// takes its place.
+func (rc *Recall) Remember(tag string, note any, body []byte, m *Marks, found Recollection, release func()) {
 	if m == nil || len(m.marks) == 0 || len(body) > maxRecalledBytes/2 {
 		release()
 		return
 	}
-	e := &recalled{tag: tag, body: body, start: m.start, first: m.first, marks: m.marks, release: release}
+	e := &recalled{tag: tag, note: note, body: body, start: m.start, first: m.first, marks: m.marks, release: release}
 	e.refs.Store(1)
 	var drop []*recalled
 	rc.mu.Lock()
@@ -166,6 +172,7 @@ func (rc *Recall) candidates(start int) []*recalled {
 // recallScan is one peek's use of the recall: what it found and the marks it makes.
 type recallScan struct {
 	rc      *Recall
+	onFound func(Recollection)
 	found   Recollection
 	marks   Marks
 	entered bool
@@ -209,13 +216,16 @@ func (rs *recallScan) skip(s *scanner, ms *msgScan) (Span, bool) {
 				break
 			}
 			k, from = j, m.end
+			if j == 0 && rs.onFound != nil {
+				rs.onFound(Recollection{Tag: e.tag, Note: e.note, Shared: m.end})
+			}
 		}
 		if k < 0 {
 			continue
 		}
 		s.i = e.marks[k].end
 		*ms = e.marks[k].ms
-		rs.found = Recollection{Tag: e.tag, Shared: s.i}
+		rs.found = Recollection{Tag: e.tag, Note: e.note, Shared: s.i}
 		rs.marks.first = e.first
 		rs.marks.marks = append(make([]mark, 0, len(e.marks)+4), e.marks[:k+1]...)
 		return e.first, true

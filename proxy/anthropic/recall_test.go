@@ -52,7 +52,7 @@ func peekWithRecall(t *testing.T, rc *Recall, tag string, body []byte) (Peek, Re
 		func() io.Reader { return iotest.HalfReader(bytes.NewReader(body)) },
 		func() io.Reader { return iotest.OneByteReader(bytes.NewReader(body)) },
 	} {
-		p, found, m, err := rc.ReadAndPeek(r(), make([]byte, len(body)))
+		p, found, m, err := rc.ReadAndPeek(r(), make([]byte, len(body)), nil)
 		if i == 0 {
 			first, firstFound, firstErr, marks = p, found, err, m
 			continue
@@ -62,7 +62,7 @@ func peekWithRecall(t *testing.T, rc *Recall, tag string, body []byte) (Peek, Re
 		}
 	}
 	if firstErr == nil {
-		rc.Remember(tag, body, marks, firstFound, func() {})
+		rc.Remember(tag, nil, body, marks, firstFound, func() {})
 	}
 	return first, firstFound, firstErr
 }
@@ -145,11 +145,11 @@ func TestRecallReleasesEachBodyOnce(t *testing.T) {
 	rc := NewRecall()
 	released := map[string]int{}
 	remember := func(tag string, body []byte) {
-		_, found, m, err := rc.ReadAndPeek(bytes.NewReader(body), make([]byte, len(body)))
+		_, found, m, err := rc.ReadAndPeek(bytes.NewReader(body), make([]byte, len(body)), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rc.Remember(tag, body, m, found, func() { released[tag]++ })
+		rc.Remember(tag, nil, body, m, found, func() { released[tag]++ })
 	}
 	// Distinct conversations: each is an entry until the bound evicts the oldest.
 	for i := range maxRecalled + 3 {
@@ -201,12 +201,12 @@ func FuzzRecall(f *testing.F) {
 		at = min(max(at, 0), len(first))
 		second := append(append(append([]byte(nil), first[:at]...), insert...), first[at:]...)
 		rc := NewRecall()
-		_, found0, m, err := rc.ReadAndPeek(bytes.NewReader(first), make([]byte, len(first)))
+		_, found0, m, err := rc.ReadAndPeek(bytes.NewReader(first), make([]byte, len(first)), nil)
 		if err == nil {
-			rc.Remember("first", first, m, found0, func() {})
+			rc.Remember("first", nil, first, m, found0, func() {})
 		}
 		want, wantErr := PeekRequest(second)
-		got, found, _, err := rc.ReadAndPeek(iotest.HalfReader(bytes.NewReader(second)), make([]byte, len(second)))
+		got, found, _, err := rc.ReadAndPeek(iotest.HalfReader(bytes.NewReader(second)), make([]byte, len(second)), nil)
 		if got != want || fmt.Sprint(err) != fmt.Sprint(wantErr) {
 			t.Fatalf("recalled peek %+v, %v; a full scan gives %+v, %v", got, err, want, wantErr)
 		}
