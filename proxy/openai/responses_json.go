@@ -294,49 +294,75 @@ func isEmptyJSONString(raw []byte) bool { return len(raw) == 2 && raw[0] == '"' 
 // responsesCheckStrings validates what the scanner skips inside strings:
 // escapes and control characters. The translation copies strings as they
 // came, so a malformed one would otherwise reach the output. Eight bytes are
-// checked at a time; only quotes, backslashes and control bytes stop it.
+// read at a time into a mask of the quotes, backslashes and control bytes
+// among them, exact per byte (no borrow crosses bytes), and every candidate
+// of a word is handled from its mask: escaped quotes are as dense as one in
+// seventeen bytes in code, and going back to the word loop at each cost a
+// third of the time (BenchmarkResponsesRequestToAnthropic800KB).
 func responsesCheckStrings(b []byte) error {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	const lows, highs = 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
+	const ones = 0x0101010101010101
 	inString := false
-	for i := 0; i < len(b); {
-		for i+8 <= len(b) {
-			x := binary.LittleEndian.Uint64(b[i:])
-			q, bs := x^(ones*'"'), x^(ones*'\\')
-			// The lowest set bit marks the first candidate exactly (borrows
-			// only spoil bits above it), so jump straight to it.
-			if m := ((q-ones)&^q | (bs-ones)&^bs | (x-ones*0x20)&^x) & highs; m != 0 {
-				i += bits.TrailingZeros64(m) / 8
-				break
+	next := 0 // the first byte not yet consumed by an escape
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		// High bit of a byte set where it is not '"', not '\\', not below
+		// 0x20: each sum stays within its byte (at most 0x7f+0x7f).
+		low := x & lows
+		notQuote := (low ^ ones*'"') + lows
+		notSlash := (low ^ ones*'\\') + lows
+		notCtl := low + ones*(0x80-0x20)
+		m := ^((notQuote & notSlash & notCtl) | x) & highs
+		for ; m != 0; m &= m - 1 {
+			k := i + bits.TrailingZeros64(m)>>3
+			if k < next {
+				continue
 			}
-			i += 8
+			if b[k] == '"' { // the most frequent, kept inline
+				inString = !inString
+				continue
+			}
+			if err := responsesCheckByte(b, k, &inString, &next); err != nil {
+				return err
+			}
 		}
-		if i >= len(b) {
-			break
+	}
+	for k := max(i, next); k < len(b); k = max(k+1, next) {
+		if c := b[k]; c == '"' || c == '\\' || c < 0x20 {
+			if err := responsesCheckByte(b, k, &inString, &next); err != nil {
+				return err
+			}
 		}
-		switch c := b[i]; {
-		case c == '"':
-			inString = !inString
-			i++
-		case c == '\\' && inString:
-			if i+1 >= len(b) {
-				return fmt.Errorf("unterminated escape at byte %d", i)
+	}
+	return nil
+}
+
+// responsesCheckByte handles a quote, backslash or control byte at b[k]:
+// it toggles inString at a quote and moves next past a valid escape.
+func responsesCheckByte(b []byte, k int, inString *bool, next *int) error {
+	switch c := b[k]; {
+	case c == '"':
+		*inString = !*inString
+	case !*inString:
+		// Outside strings the scanner judges a stray byte.
+	case c == '\\':
+		if k+1 >= len(b) {
+			return fmt.Errorf("unterminated escape at byte %d", k)
+		}
+		switch b[k+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			*next = k + 2
+		case 'u':
+			if k+6 > len(b) || !isHex4(b[k+2:k+6]) {
+				return fmt.Errorf("invalid \\u escape at byte %d", k)
 			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if i+6 > len(b) || !isHex4(b[i+2:i+6]) {
-					return fmt.Errorf("invalid \\u escape at byte %d", i)
-				}
-				i += 6
-			default:
-				return fmt.Errorf("invalid escape at byte %d", i)
-			}
-		case c < 0x20 && inString:
-			return fmt.Errorf("control character in a string at byte %d", i)
+			*next = k + 6
 		default:
-			i++
+			return fmt.Errorf("invalid escape at byte %d", k)
 		}
+	default:
+		return fmt.Errorf("control character in a string at byte %d", k)
 	}
 	return nil
 }
