@@ -66,78 +66,83 @@ func parseResponsesFields(obj []byte) (responsesFields, error) {
 	if len(obj) == 0 || obj[0] != '{' {
 		return f, fmt.Errorf("expected an object")
 	}
-	return f, f.read(obj, nil)
+	_, err := f.walk(obj)
+	return f, err
 }
 
-// read fills f from the object at the start of obj, calling seen (if not
-// nil) with each member's value.
-func (f *responsesFields) read(obj []byte, seen func(v []byte)) error {
-	return anthropic.EachMember(obj, func(k, v []byte) error {
-		if seen != nil {
-			seen(v)
+// walk fills f from the object at the start of obj and returns its end.
+func (f *responsesFields) walk(obj []byte) (int, error) {
+	return anthropic.WalkObject(obj, 0, func(k []byte, vi int) (int, error) {
+		ve, err := anthropic.SkipValue(obj, vi)
+		if err != nil {
+			return 0, err
 		}
-		switch string(k) {
-		case "type":
-			f.Type = v
-		case "role":
-			f.Role = v
-		case "content":
-			f.Content = v
-		case "id":
-			f.ID = v
-		case "call_id":
-			f.CallID = v
-		case "name":
-			f.Name = v
-		case "arguments":
-			f.Arguments = v
-		case "output":
-			f.Output = v
-		case "summary":
-			f.Summary = v
-		case "encrypted_content":
-			f.EncryptedContent = v
-		case "text":
-			f.Text = v
-		case "refusal":
-			f.Refusal = v
-		case "image_url":
-			f.ImageURL = v
-		case "file_id":
-			f.FileID = v
-		case "file_data":
-			f.FileData = v
-		case "file_url":
-			f.FileURL = v
-		case "filename":
-			f.Filename = v
-		case "description":
-			f.Description = v
-		case "parameters":
-			f.Parameters = v
-		case "format":
-			f.Format = v
-		case "schema":
-			f.Schema = v
-		case "effort":
-			f.Effort = v
-		case "strict":
-			f.Strict = v
-		case "status":
-			f.Status = v
-		case "data":
-			f.Data = v
-		case "media_type":
-			f.MediaType = v
-		case "url":
-			f.URL = v
-		case "source":
-			f.Source = v
-		case "kind":
-			f.Kind = v
-		}
-		return nil
+		f.set(k[1:len(k)-1], obj[vi:ve])
+		return ve, nil
 	})
+}
+
+func (f *responsesFields) set(k, v []byte) {
+	switch string(k) {
+	case "type":
+		f.Type = v
+	case "role":
+		f.Role = v
+	case "content":
+		f.Content = v
+	case "id":
+		f.ID = v
+	case "call_id":
+		f.CallID = v
+	case "name":
+		f.Name = v
+	case "arguments":
+		f.Arguments = v
+	case "output":
+		f.Output = v
+	case "summary":
+		f.Summary = v
+	case "encrypted_content":
+		f.EncryptedContent = v
+	case "text":
+		f.Text = v
+	case "refusal":
+		f.Refusal = v
+	case "image_url":
+		f.ImageURL = v
+	case "file_id":
+		f.FileID = v
+	case "file_data":
+		f.FileData = v
+	case "file_url":
+		f.FileURL = v
+	case "filename":
+		f.Filename = v
+	case "description":
+		f.Description = v
+	case "parameters":
+		f.Parameters = v
+	case "format":
+		f.Format = v
+	case "schema":
+		f.Schema = v
+	case "effort":
+		f.Effort = v
+	case "strict":
+		f.Strict = v
+	case "status":
+		f.Status = v
+	case "data":
+		f.Data = v
+	case "media_type":
+		f.MediaType = v
+	case "url":
+		f.URL = v
+	case "source":
+		f.Source = v
+	case "kind":
+		f.Kind = v
+	}
 }
 
 // responsesElem is an element of an array of objects: its raw bytes and the
@@ -158,50 +163,16 @@ func responsesElements(arr []byte) ([]responsesElem, error) {
 }
 
 // responsesEachElement reads a JSON array of objects in one pass, calling fn
-// with each element: its members are read while its end is found, so no byte
-// is scanned twice. A syntax error is a *ResponsesRequestError-free plain
-// error; fn's errors are returned as they are.
+// with each element (responsesArray). A syntax error is a plain error; fn's
+// errors are returned as they are.
 func responsesEachElement(arr []byte, fn func(i int, e *responsesElem) error) error {
-	if len(arr) == 0 || arr[0] != '[' {
-		return fmt.Errorf("expected an array")
-	}
-	i := skipResponsesWS(arr, 1)
-	if i < len(arr) && arr[i] == ']' {
-		return nil
-	}
-	var e responsesElem
-	for n := 0; ; n++ {
-		if i >= len(arr) || arr[i] != '{' {
-			return fmt.Errorf("expected an object at byte %d", i)
-		}
-		obj := arr[i:]
-		e = responsesElem{}
-		last := 1 // end of the last member's value, relative to obj
-		err := e.f.read(obj, func(v []byte) { last = cap(obj) - cap(v) + len(v) })
-		if err != nil {
+	a := newResponsesArray(arr)
+	for a.next() {
+		if err := fn(a.n, &a.e); err != nil {
 			return err
 		}
-		end := skipResponsesWS(obj, last)
-		if end >= len(obj) || obj[end] != '}' {
-			return fmt.Errorf("expected '}' at byte %d", i+end)
-		}
-		e.raw = obj[:end+1]
-		if err := fn(n, &e); err != nil {
-			return err
-		}
-		i = skipResponsesWS(arr, i+end+1)
-		if i >= len(arr) {
-			return fmt.Errorf("unterminated array")
-		}
-		switch arr[i] {
-		case ',':
-			i = skipResponsesWS(arr, i+1)
-		case ']':
-			return nil
-		default:
-			return fmt.Errorf("expected ',' or ']' at byte %d", i)
-		}
 	}
+	return a.err
 }
 
 func skipResponsesWS(b []byte, i int) int {
