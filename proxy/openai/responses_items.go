@@ -59,7 +59,10 @@ func (t *responsesMessages) item(f *responsesFields, index int, forResponses boo
 				return responsesPartsError(err, responsesItemParam(index)+".content")
 			}
 		}
-		return responsesPartsError(parts.err, responsesItemParam(index)+".content")
+		if parts.err != nil {
+			return responsesPartsError(parts.err, responsesItemParam(index)+".content")
+		}
+		return nil
 	case "function_call":
 		if !isJSONString(f.CallID) || !isJSONString(f.Name) {
 			return responsesBadRequest(responsesItemParam(index), "A function_call item needs 'call_id' and 'name'.")
@@ -114,8 +117,8 @@ func (t *responsesMessages) item(f *responsesFields, index int, forResponses boo
 					return responsesPartsError(err, responsesItemParam(index)+".output")
 				}
 			}
-			if err := responsesPartsError(parts.err, responsesItemParam(index)+".output"); err != nil {
-				return err
+			if parts.err != nil {
+				return responsesPartsError(parts.err, responsesItemParam(index)+".output")
 			}
 			t.out = append(t.out, ']')
 		default:
