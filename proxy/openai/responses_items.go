@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"longhaul/proxy/anthropic"
 )
@@ -12,11 +13,14 @@ import (
 // Input items of a Responses request (messages, function calls and outputs, reasoning) as
 // Messages turns and blocks.
 
-// item translates one input item, appending to the turns; system and
-// developer messages are returned as raw strings for the system prompt
-// (Messages has no system turns).
-func (t *responsesTurns) item(f *responsesFields, index int, forResponses bool) (system [][]byte, err error) {
-	param := "input[" + strconv.Itoa(index) + "]"
+// responsesItemParam names input item index in errors ("input[3]"); built
+// only when an error needs it.
+func responsesItemParam(index int) string { return "input[" + strconv.Itoa(index) + "]" }
+
+// item translates one input item, writing its blocks into the messages;
+// system and developer messages add raw strings to system (Messages has no
+// system turns).
+func (t *responsesMessages) item(f *responsesFields, index int, forResponses bool, system *[][]byte) error {
 	typ := responsesName(f.Type)
 	if len(typ) == 0 && f.Role != nil {
 		typ = []byte("message")
@@ -26,91 +30,107 @@ func (t *responsesTurns) item(f *responsesFields, index int, forResponses bool) 
 		var role string
 		switch r := responsesName(f.Role); string(r) {
 		case "system", "developer":
-			return responsesSystemTexts(f.Content, param)
+			sys, err := responsesSystemTexts(f.Content, responsesItemParam(index))
+			*system = append(*system, sys...)
+			return err
 		case "user":
 			role = "user"
 		case "assistant":
 			role = "assistant"
 		default:
-			return nil, responsesBadRequest(param+".role", "Invalid value: '%s'. Supported values are: 'user', 'assistant', 'system' and 'developer'.", r)
+			return responsesBadRequest(responsesItemParam(index)+".role", "Invalid value: '%s'. Supported values are: 'user', 'assistant', 'system' and 'developer'.", r)
 		}
 		if isJSONString(f.Content) {
 			t.addString(role, f.Content)
-			return nil, nil
+			return nil
 		}
-		err := responsesEachElement(f.Content, func(j int, p *responsesElem) error {
-			block, err := responsesPartToAnthropic(&p.f, param, ".content", j)
+		parts := newResponsesArray(f.Content)
+		for parts.next() {
+			if text := responsesPartText(&parts.e.f); text != nil {
+				t.begin(role, false)
+				t.out = appendResponsesTextBlock(t.out, text)
+				continue
+			}
+			block, err := responsesPartToAnthropic(&parts.e.f, responsesItemParam(index), ".content", parts.n)
 			if block != nil {
 				t.add(role, block)
 			}
-			return err
-		})
-		if err != nil { // the parameter's name is built only for the error
-			return nil, responsesPartsError(err, param+".content")
+			if err != nil {
+				return responsesPartsError(err, responsesItemParam(index)+".content")
+			}
 		}
-		return nil, nil
+		if parts.err != nil {
+			return responsesPartsError(parts.err, responsesItemParam(index)+".content")
+		}
+		return nil
 	case "function_call":
 		if !isJSONString(f.CallID) || !isJSONString(f.Name) {
-			return nil, responsesBadRequest(param, "A function_call item needs 'call_id' and 'name'.")
+			return responsesBadRequest(responsesItemParam(index), "A function_call item needs 'call_id' and 'name'.")
 		}
-		args, err := responsesArguments(f.Arguments, param)
+		t.begin("assistant", false)
+		t.out = append(t.out, `{"type":"tool_use","id":`...)
+		t.out = append(t.out, f.CallID...)
+		t.out = append(t.out, `,"name":`...)
+		t.out = append(t.out, f.Name...)
+		t.out = append(t.out, `,"input":`...)
+		var err error
+		t.out, err = appendResponsesArguments(t.out, f.Arguments, func() string { return responsesItemParam(index) })
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if id := responsesName(f.CallID); !t.calls[string(id)] {
-			t.calls[string(id)] = true
-			t.order = append(t.order, string(id))
-		}
-		var b bytes.Buffer
-		b.Grow(len(f.CallID) + len(f.Name) + len(args) + 48)
-		b.WriteString(`{"type":"tool_use","id":`)
-		b.Write(f.CallID)
-		b.WriteString(`,"name":`)
-		b.Write(f.Name)
-		b.WriteString(`,"input":`)
-		b.Write(args)
-		b.WriteByte('}')
-		t.add("assistant", responsesBlock{b.Bytes()})
-		return nil, nil
+		t.out = append(t.out, '}')
+		t.calls.add(responsesName(f.CallID))
+		return nil
 	case "function_call_output":
-		id := responsesName(f.CallID)
-		if !t.calls[string(id)] {
-			return nil, responsesBadRequest(param+".call_id", "No tool call found for function call output with call_id %s.", id)
+		if id := responsesName(f.CallID); !t.calls.answer(id) {
+			return responsesBadRequest(responsesItemParam(index)+".call_id", "No tool call found for function call output with call_id %s.", id)
 		}
-		t.answered[string(id)] = true
-		head := make([]byte, 0, len(f.CallID)+48)
-		head = append(head, `{"type":"tool_result","tool_use_id":`...)
-		head = append(head, f.CallID...)
-		head = append(head, `,"content":`...)
-		block := responsesBlock{head}
+		t.begin("user", true)
+		t.out = append(t.out, `{"type":"tool_result","tool_use_id":`...)
+		t.out = append(t.out, f.CallID...)
+		t.out = append(t.out, `,"content":`...)
 		switch {
 		case isJSONString(f.Output):
-			block = append(block, f.Output)
+			t.out = append(t.out, f.Output...)
 		case len(f.Output) > 0 && f.Output[0] == '[':
-			open := []byte("[")
-			err := responsesEachElement(f.Output, func(j int, p *responsesElem) error {
-				part, err := responsesPartToAnthropic(&p.f, param, ".output", j)
-				if part != nil {
-					block = append(block, open)
-					block = append(block, part...)
-					open = []byte(",")
+			t.out = append(t.out, '[')
+			n := 0
+			parts := newResponsesArray(f.Output)
+			for parts.next() {
+				if text := responsesPartText(&parts.e.f); text != nil {
+					if n++; n > 1 {
+						t.out = append(t.out, ',')
+					}
+					t.out = appendResponsesTextBlock(t.out, text)
+					continue
 				}
-				return err
-			})
-			if err := responsesPartsError(err, param+".output"); err != nil {
-				return nil, err
+				block, err := responsesPartToAnthropic(&parts.e.f, responsesItemParam(index), ".output", parts.n)
+				if block != nil {
+					if n++; n > 1 {
+						t.out = append(t.out, ',')
+					}
+					for _, seg := range block {
+						t.out = append(t.out, seg...)
+					}
+				}
+				if err != nil {
+					return responsesPartsError(err, responsesItemParam(index)+".output")
+				}
 			}
-			if len(open) == 1 && open[0] == '[' {
-				block = append(block, open)
+			if parts.err != nil {
+				return responsesPartsError(parts.err, responsesItemParam(index)+".output")
 			}
-			block = append(block, []byte("]"))
+			t.out = append(t.out, ']')
 		default:
-			return nil, responsesBadRequest(param+".output", "Invalid 'output': expected a string or an array of content parts.")
+			return responsesBadRequest(responsesItemParam(index)+".output", "Invalid 'output': expected a string or an array of content parts.")
 		}
-		block = append(block, responsesClosingBrace)
-		t.add("user", block)
-		return nil, nil
+		t.out = append(t.out, '}')
+		t.placeToolResult()
+		return nil
 	case "reasoning":
+		if t.reasoning(f, forResponses) {
+			return nil
+		}
 		enc := anthropic.Unquote(f.EncryptedContent)
 		var b bytes.Buffer
 		switch {
@@ -134,14 +154,97 @@ func (t *responsesTurns) item(f *responsesFields, index int, forResponses bool) 
 			b.Write(anthropic.Quote(responsesReasoningSignature(anthropic.Unquote(f.ID), enc)))
 			b.WriteByte('}')
 		default:
-			return nil, nil
+			return nil
 		}
 		t.add("assistant", responsesBlock{b.Bytes()})
-		return nil, nil
+		return nil
 	case "item_reference":
-		return nil, responsesBadRequest(param, "Item references need items stored by OpenAI; send the items themselves (or use previous_response_id).")
+		return responsesBadRequest(responsesItemParam(index), "Item references need items stored by OpenAI; send the items themselves (or use previous_response_id).")
 	}
-	return nil, responsesBadRequest(param+".type", "Input items of type '%s' are not supported by this upstream.", typ)
+	return responsesBadRequest(responsesItemParam(index)+".type", "Input items of type '%s' are not supported by this upstream.", typ)
+}
+
+// reasoning writes a reasoning item whose encrypted_content (and id) have no
+// escapes and valid UTF-8, the usual case, from the raw strings: the marks
+// are plain ASCII, so a mark and the rest of a raw string make a valid JSON
+// string of the same text that decoding and quoting again would give
+// (reasoning above, the general way, then differs only in escapes). False
+// for an item it leaves to that way.
+func (t *responsesMessages) reasoning(f *responsesFields, forResponses bool) bool {
+	enc, id := f.EncryptedContent, f.ID
+	if !isJSONString(enc) || bytes.IndexByte(enc, '\\') >= 0 || !utf8.Valid(enc) ||
+		isJSONString(id) && !utf8.Valid(id) {
+		return false
+	}
+	inner := enc[1 : len(enc)-1]
+	switch {
+	case bytes.HasPrefix(inner, []byte(responsesAnthropicRedactedPrefix)):
+		t.begin("assistant", false)
+		t.out = append(t.out, `{"type":"redacted_thinking","data":"`...)
+		t.out = append(t.out, inner[len(responsesAnthropicRedactedPrefix):]...)
+		t.out = append(t.out, `"}`...)
+	case bytes.HasPrefix(inner, []byte(responsesAnthropicThinkingPrefix)):
+		t.begin("assistant", false)
+		t.out = append(t.out, `{"type":"thinking","thinking":`...)
+		t.out = appendResponsesSummary(t.out, f.Summary)
+		t.out = append(t.out, `,"signature":"`...)
+		t.out = append(t.out, inner[len(responsesAnthropicThinkingPrefix):]...)
+		t.out = append(t.out, `"}`...)
+	case forResponses && len(inner) > 0:
+		t.begin("assistant", false)
+		t.out = append(t.out, `{"type":"thinking","thinking":`...)
+		t.out = appendResponsesSummary(t.out, f.Summary)
+		t.out = append(t.out, `,"signature":"`+responsesReasoningPrefix...)
+		t.out = appendRawInner(t.out, id)
+		t.out = append(t.out, ':')
+		t.out = append(t.out, inner...)
+		t.out = append(t.out, `"}`...)
+	}
+	return true
+}
+
+// appendResponsesSummary appends a reasoning item's summary texts joined by
+// blank lines as one JSON string, from the raw strings (responsesSummaryText
+// decoded, when a text's UTF-8 is invalid).
+func appendResponsesSummary(out, summary []byte) []byte {
+	start := len(out)
+	out = append(out, '"')
+	n := 0
+	parts := newResponsesArray(summary)
+	for parts.next() {
+		text := parts.e.f.Text
+		if !isJSONString(text) {
+			continue
+		}
+		if !utf8.Valid(text) {
+			return append(out[:start], anthropic.Quote(responsesSummaryText(summary))...)
+		}
+		if n++; n > 1 {
+			out = append(out, `\n\n`...)
+		}
+		out = append(out, text[1:len(text)-1]...)
+	}
+	if parts.err != nil { // as responsesSummaryText: no summary at all
+		return append(out[:start], `""`...)
+	}
+	return append(out, '"')
+}
+
+// responsesPartText is the raw text of a text, output_text or refusal part
+// that has a non-empty one, else nil (responsesPartToAnthropic handles it).
+func responsesPartText(f *responsesFields) []byte {
+	txt := f.Text
+	switch string(responsesName(f.Type)) {
+	case "input_text", "output_text":
+	case "refusal":
+		txt = f.Refusal
+	default:
+		return nil
+	}
+	if !isJSONString(txt) || isEmptyJSONString(txt) {
+		return nil
+	}
+	return txt
 }
 
 // responsesSummaryText joins a reasoning item's summary texts.

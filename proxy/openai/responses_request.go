@@ -144,68 +144,68 @@ func (b responsesBlock) writeTo(out *bytes.Buffer) {
 
 // ResponsesRequestToAnthropic translates a Responses request into a Messages
 // request. Errors are *ResponsesRequestError.
+//
+// The body is read in one pass: the input items are translated as the walk
+// over the top-level members reaches them, straight into the output. A
+// request that needs another order (previous_response_id, whose stored calls
+// the outputs may answer; a repeated input; any refusal, whose precedence
+// must not depend on member order) is translated again from the members.
 func ResponsesRequestToAnthropic(body []byte, opts ResponsesRequestOptions) ([]byte, error) {
-	var (
-		model, input, instructions, tools, toolChoice, parallel  []byte
-		maxOut, reasoning, text, temperature, topP, metadata     []byte
-		stream, previous, promptCacheKey, user, safetyIdentifier []byte
-	)
 	if len(body) == 0 || body[0] != '{' {
 		return nil, responsesBadRequest("", "The request body must be a JSON object.")
 	}
 	if err := responsesCheckStrings(body); err != nil {
 		return nil, responsesSyntaxError(err)
 	}
-	err := anthropic.EachMember(body, func(k, v []byte) error {
-		switch string(k) {
-		case "model":
-			model = v
-		case "input":
-			input = v
-		case "instructions":
-			instructions = v
-		case "tools":
-			tools = v
-		case "tool_choice":
-			toolChoice = v
-		case "parallel_tool_calls":
-			parallel = v
-		case "max_output_tokens":
-			maxOut = v
-		case "reasoning":
-			reasoning = v
-		case "text":
-			text = v
-		case "temperature":
-			temperature = v
-		case "top_p":
-			topP = v
-		case "metadata":
-			metadata = v
-		case "stream":
-			stream = v
-		case "previous_response_id":
-			previous = v
-		case "prompt_cache_key":
-			promptCacheKey = v
-		case "user":
-			user = v
-		case "safety_identifier":
-			safetyIdentifier = v
+	var (
+		r         responsesRequest
+		msgs      *responsesMessages
+		itemSys   [][]byte // raw JSON strings of system and developer items
+		itemsErr  error
+		translate = true // the items seen so far can stand
+	)
+	_, err := anthropic.WalkObject(body, 0, func(k []byte, vi int) (int, error) {
+		key := k[1 : len(k)-1]
+		if string(key) != "input" || vi >= len(body) || body[vi] != '[' || !translate || msgs != nil {
+			ve, err := anthropic.SkipValue(body, vi)
+			if err != nil {
+				return 0, err
+			}
+			if string(key) == "input" && msgs != nil {
+				translate = false // a repeated input: the last one counts
+			}
+			r.set(key, body[vi:ve])
+			return ve, nil
 		}
-		return nil
+		msgs = newResponsesMessages(responsesHeadRoom(body, &r), len(body)+len(body)/8+1024)
+		items := newResponsesArray(body[vi:])
+		for items.next() {
+			if itemsErr = msgs.item(&items.e.f, items.n, opts.ForResponses, &itemSys); itemsErr != nil {
+				break
+			}
+		}
+		if itemsErr == nil && items.err == nil {
+			r.set(key, body[vi:vi+items.i])
+			return vi + items.i, nil
+		}
+		translate = false
+		ve, err := anthropic.SkipValue(body, vi)
+		if err != nil {
+			return 0, err
+		}
+		r.set(key, body[vi:ve])
+		return ve, nil
 	})
 	if err != nil {
 		return nil, responsesSyntaxError(err)
 	}
-	if !isJSONString(model) {
+	if !isJSONString(r.model) {
 		return nil, responsesBadRequest("model", "Missing required parameter: 'model'.")
 	}
 
-	turns := responsesTurns{calls: map[string]bool{}, answered: map[string]bool{}}
 	var prior []json.RawMessage
-	if !isJSONNull(previous) {
-		id := anthropic.Unquote(previous)
+	if !isJSONNull(r.previous) {
+		id := anthropic.Unquote(r.previous)
 		var conv ResponsesConversation
 		ok := false
 		if opts.Previous != nil && id != "" {
@@ -219,119 +219,103 @@ func ResponsesRequestToAnthropic(body []byte, opts ResponsesRequestOptions) ([]b
 		if !opts.ForResponses {
 			prior = responsesDropReasoning(prior)
 		}
-		for _, m := range prior {
-			responsesNoteCalls(m, &turns)
-		}
+		translate = false
 	}
 
 	var system [][]byte // raw JSON strings
-	if isJSONString(instructions) {
-		if !isEmptyJSONString(instructions) {
-			system = append(system, instructions)
+	if isJSONString(r.instructions) {
+		if !isEmptyJSONString(r.instructions) {
+			system = append(system, r.instructions)
 		}
-	} else if !isJSONNull(instructions) {
+	} else if !isJSONNull(r.instructions) {
 		return nil, responsesBadRequest("instructions", "Invalid type for 'instructions': expected a string.")
 	}
 
+	input := r.input
 	switch {
-	case isJSONString(input):
-		turns.addString("user", input)
-	case len(input) > 0 && input[0] == '[':
-		err := responsesEachElement(input, func(i int, item *responsesElem) error {
-			sys, err := turns.item(&item.f, i, opts.ForResponses)
-			system = append(system, sys...)
-			return err
-		})
-		var re *ResponsesRequestError
-		if errors.As(err, &re) {
-			return nil, re
+	case len(input) > 0 && input[0] == '[' && translate && msgs != nil:
+		system = append(system, itemSys...) // translated during the walk
+	case isJSONString(input) || len(input) > 0 && input[0] == '[' || isJSONNull(input) && prior != nil:
+		size := len(body) + len(body)/8 + 1024
+		for _, m := range prior {
+			size += len(m)
 		}
-		if err != nil {
-			return nil, responsesSyntaxError(err)
+		msgs = newResponsesMessages(responsesHeadRoom(body, &r), size)
+		for _, m := range prior {
+			responsesNoteCalls(m, &msgs.calls)
+			msgs.message(m)
+		}
+		if isJSONString(input) {
+			msgs.addString("user", input)
+			break
+		}
+		if isJSONNull(input) {
+			break
+		}
+		items := newResponsesArray(input)
+		for items.next() {
+			if err := msgs.item(&items.e.f, items.n, opts.ForResponses, &system); err != nil {
+				return nil, err
+			}
+		}
+		if items.err != nil {
+			return nil, responsesSyntaxError(items.err)
 		}
 	case isJSONNull(input):
-		if prior == nil {
-			return nil, responsesBadRequest("input", "Missing required parameter: 'input'.")
-		}
+		return nil, responsesBadRequest("input", "Missing required parameter: 'input'.")
 	default:
 		return nil, responsesBadRequest("input", "Invalid type for 'input': expected a string or an array of input items.")
 	}
-	for _, id := range turns.order {
-		if !turns.answered[id] {
-			return nil, responsesBadRequest("input", "No tool output found for function call %s.", id)
-		}
+	if id := msgs.calls.unanswered(); id != nil {
+		return nil, responsesBadRequest("input", "No tool output found for function call %s.", id)
 	}
-
-	var out bytes.Buffer
-	out.Grow(len(body) + len(body)/8 + 1024)
-	w := newResponsesWriter(&out)
-	w.raw("model", model)
 
 	maxTokens := opts.MaxTokens
 	if maxTokens <= 0 {
 		maxTokens = ResponsesDefaultMaxTokens
 	}
-	if !isJSONNull(maxOut) {
-		n, err := strconv.Atoi(string(maxOut))
+	if !isJSONNull(r.maxOut) {
+		n, err := strconv.Atoi(string(r.maxOut))
 		if err != nil || n < 1 {
 			return nil, responsesBadRequest("max_output_tokens", "Invalid 'max_output_tokens': expected a positive integer.")
 		}
 		maxTokens = n
 	}
+
+	// The members ahead of messages: model, max_tokens, system.
+	head := make([]byte, 0, 64+len(r.model)+responsesSystemSize(system))
+	head = append(head, `{"model":`...)
+	head = append(head, r.model...)
 	// Messages requires max_tokens; a request bound back to Responses keeps
 	// the client's choice to leave it to the model.
-	if !isJSONNull(maxOut) || !opts.ForResponses {
-		w.int("max_tokens", maxTokens)
+	if !isJSONNull(r.maxOut) || !opts.ForResponses {
+		head = append(head, `,"max_tokens":`...)
+		head = strconv.AppendInt(head, int64(maxTokens), 10)
 	}
-
 	if len(system) > 0 {
-		w.key("system")
-		if len(system) == 1 {
-			out.Write(system[0])
-		} else {
-			out.WriteByte('[')
-			for i, s := range system {
-				if i > 0 {
-					out.WriteByte(',')
-				}
-				responsesTextBlock(s).writeTo(&out)
-			}
-			out.WriteByte(']')
-		}
+		head = append(head, `,"system":`...)
+		head = appendResponsesSystem(head, system)
 	}
-
-	w.key("messages")
-	out.WriteByte('[')
-	for i, m := range prior {
-		if i > 0 {
-			out.WriteByte(',')
-		}
-		out.Write(m)
-	}
-	for i, t := range turns.turns {
-		if i > 0 || len(prior) > 0 {
-			out.WriteByte(',')
-		}
-		writeResponsesTurn(&out, t)
-	}
-	out.WriteByte(']')
+	head = append(head, `,"messages":`...)
+	out := bytes.NewBuffer(msgs.finish(head))
+	w := responsesWriter{buf: out}
 
 	hasTools := false
-	if !isJSONNull(tools) {
-		n, err := responsesToolsToAnthropic(&w, tools)
+	if !isJSONNull(r.tools) {
+		n, err := responsesToolsToAnthropic(&w, r.tools)
 		if err != nil {
 			return nil, err
 		}
 		hasTools = n > 0
 	}
-	forced, err := responsesToolChoiceToAnthropic(&w, toolChoice, parallel, hasTools)
+	forced, err := responsesToolChoiceToAnthropic(&w, r.toolChoice, r.parallel, hasTools)
 	if err != nil {
 		return nil, err
 	}
 
 	thinking := false
-	if !isJSONNull(reasoning) {
-		rf, err := parseResponsesFields(reasoning)
+	if !isJSONNull(r.reasoning) {
+		rf, err := parseResponsesFields(r.reasoning)
 		if err != nil {
 			return nil, responsesBadRequest("reasoning", "Invalid 'reasoning': expected an object.")
 		}
@@ -350,31 +334,31 @@ func ResponsesRequestToAnthropic(body []byte, opts ResponsesRequestOptions) ([]b
 			}
 		}
 	}
-	if !isJSONNull(text) {
-		if err := responsesTextFormatToAnthropic(&w, text); err != nil {
+	if !isJSONNull(r.text) {
+		if err := responsesTextFormatToAnthropic(&w, r.text); err != nil {
 			return nil, err
 		}
 	}
 	// Messages refuses a temperature other than 1 (and a low top_p) with
 	// thinking on; Responses reasoning models ignore them.
 	if !thinking || opts.ForResponses {
-		if !isJSONNull(temperature) {
-			w.raw("temperature", temperature)
+		if !isJSONNull(r.temperature) {
+			w.raw("temperature", r.temperature)
 		}
-		if !isJSONNull(topP) {
-			w.raw("top_p", topP)
+		if !isJSONNull(r.topP) {
+			w.raw("top_p", r.topP)
 		}
 	}
 	// Messages' metadata has one key, user_id (anything else is refused); it
 	// is also what the proxy keys sessions on, so Codex's prompt_cache_key
 	// (one per conversation) is the best stand-in.
 	userID := []byte(nil)
-	if len(metadata) > 0 && metadata[0] == '{' {
-		if v := anthropic.MemberValue(metadata, "user_id"); isJSONString(v) {
+	if len(r.metadata) > 0 && r.metadata[0] == '{' {
+		if v := anthropic.MemberValue(r.metadata, "user_id"); isJSONString(v) {
 			userID = v
 		}
 	}
-	for _, v := range [][]byte{promptCacheKey, safetyIdentifier, user} {
+	for _, v := range [...][]byte{r.promptCacheKey, r.safetyIdentifier, r.user} {
 		if userID == nil && isJSONString(v) {
 			userID = v
 		}
@@ -385,15 +369,94 @@ func ResponsesRequestToAnthropic(body []byte, opts ResponsesRequestOptions) ([]b
 		out.Write(userID)
 		out.WriteByte('}')
 	}
-	if string(stream) == "true" {
-		w.raw("stream", stream)
+	if string(r.stream) == "true" {
+		w.raw("stream", r.stream)
 	}
 	w.end()
 	return out.Bytes(), nil
 }
 
+// responsesRequest holds the raw top-level members of a Responses request
+// that the translation reads (the last of a repeated key, as decoders keep).
+type responsesRequest struct {
+	model, input, instructions, tools, toolChoice, parallel  []byte
+	maxOut, reasoning, text, temperature, topP, metadata     []byte
+	stream, previous, promptCacheKey, user, safetyIdentifier []byte
+}
+
+func (r *responsesRequest) set(k, v []byte) {
+	switch string(k) {
+	case "model":
+		r.model = v
+	case "input":
+		r.input = v
+	case "instructions":
+		r.instructions = v
+	case "tools":
+		r.tools = v
+	case "tool_choice":
+		r.toolChoice = v
+	case "parallel_tool_calls":
+		r.parallel = v
+	case "max_output_tokens":
+		r.maxOut = v
+	case "reasoning":
+		r.reasoning = v
+	case "text":
+		r.text = v
+	case "temperature":
+		r.temperature = v
+	case "top_p":
+		r.topP = v
+	case "metadata":
+		r.metadata = v
+	case "stream":
+		r.stream = v
+	case "previous_response_id":
+		r.previous = v
+	case "prompt_cache_key":
+		r.promptCacheKey = v
+	case "user":
+		r.user = v
+	case "safety_identifier":
+		r.safetyIdentifier = v
+	}
+}
+
+// responsesHeadRoom is the room to keep ahead of the messages: model,
+// max_tokens and the system prompt, with the instructions seen so far and a
+// share of the body for system and developer items (more moves the messages
+// once, in finish).
+func responsesHeadRoom(body []byte, r *responsesRequest) int {
+	return 256 + len(r.model) + len(r.instructions) + len(body)/64
+}
+
+func responsesSystemSize(system [][]byte) int {
+	n := 2
+	for _, s := range system {
+		n += len(s) + len(`{"type":"text","text":},`)
+	}
+	return n
+}
+
+// appendResponsesSystem appends the system prompt: the one string, or text
+// blocks when several.
+func appendResponsesSystem(out []byte, system [][]byte) []byte {
+	if len(system) == 1 {
+		return append(out, system[0]...)
+	}
+	out = append(out, '[')
+	for i, s := range system {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = appendResponsesTextBlock(out, s)
+	}
+	return append(out, ']')
+}
+
 // responsesNoteCalls records the tool_use and tool_result ids of a stored message.
-func responsesNoteCalls(raw []byte, t *responsesTurns) {
+func responsesNoteCalls(raw []byte, c *responsesCalls) {
 	m, err := anthropic.ParseMessage(raw)
 	if err != nil {
 		return
@@ -401,12 +464,9 @@ func responsesNoteCalls(raw []byte, t *responsesTurns) {
 	for _, b := range m.Blocks {
 		switch b.Type {
 		case "tool_use":
-			if !t.calls[b.ID()] {
-				t.calls[b.ID()] = true
-				t.order = append(t.order, b.ID())
-			}
+			c.add([]byte(b.ID()))
 		case "tool_result":
-			t.answered[b.ToolUseID()] = true
+			c.answerStored([]byte(b.ToolUseID()))
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"longhaul/proxy/anthropic"
 )
@@ -69,8 +70,9 @@ func ResponsesRequestFromAnthropic(body []byte, opts ResponsesRequestOptions) ([
 		n++
 		return &out
 	}
+	var parts []responsesPartRef // reused by every message
 	for i, m := range req.Messages {
-		if err := responsesMessageToItems(m, "messages."+strconv.Itoa(i), item); err != nil {
+		if parts, err = responsesMessageToItems(m, i, item, parts[:0]); err != nil {
 			return nil, err
 		}
 	}
@@ -188,13 +190,32 @@ func responsesInstructions(system []byte) (string, bool) {
 	return strings.Join(texts, "\n\n"), true
 }
 
-// responsesMessageToItems writes one Messages message as Responses input
-// items. Text and images of one turn stay in one message item; tool calls,
-// tool results and reasoning become items of their own, in order.
-func responsesMessageToItems(m anthropic.Message, param string, item func() *bytes.Buffer) error {
+// responsesMessageParam names message i, or its block j (j >= 0), in errors;
+// built only when an error needs it.
+func responsesMessageParam(i, j int) string {
+	p := "messages." + strconv.Itoa(i)
+	if j >= 0 {
+		p += ".content." + strconv.Itoa(j)
+	}
+	return p
+}
+
+// responsesPartRef is a content part of a message item waiting to be written:
+// a text referenced where it lies in the body, or a part already built.
+type responsesPartRef struct {
+	typ, extra string // "input_text" or "output_text" and what follows the text
+	raw        []byte // the raw text, or the built part when typ is ""
+}
+
+// responsesMessageToItems writes message index as Responses input items.
+// Text and images of one turn stay in one message item; tool calls, tool
+// results and reasoning become items of their own, in order. parts is room
+// for the parts of one item, returned for the next message.
+func responsesMessageToItems(m anthropic.Message, index int, item func() *bytes.Buffer, parts []responsesPartRef) ([]responsesPartRef, error) {
 	role := m.Role
 	if role != "user" && role != "assistant" {
-		return responsesBadRequest(param+".role", "%s.role: Input should be 'user' or 'assistant'", param)
+		param := responsesMessageParam(index, -1)
+		return parts, responsesBadRequest(param+".role", "%s.role: Input should be 'user' or 'assistant'", param)
 	}
 	if m.IsString {
 		b := item()
@@ -203,9 +224,8 @@ func responsesMessageToItems(m anthropic.Message, param string, item func() *byt
 		b.WriteString(`","content":`)
 		b.Write(m.RawText())
 		b.WriteByte('}')
-		return nil
+		return parts, nil
 	}
-	var parts [][]byte
 	flush := func() {
 		if len(parts) == 0 {
 			return
@@ -218,67 +238,70 @@ func responsesMessageToItems(m anthropic.Message, param string, item func() *byt
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			b.Write(p)
+			if p.typ == "" {
+				b.Write(p.raw)
+				continue
+			}
+			writeResponsesPart(b, p.typ, p.raw, p.extra)
 		}
 		b.WriteString("]}")
 		parts = parts[:0]
 	}
 	for j, blk := range m.Blocks {
-		bp := param + ".content." + strconv.Itoa(j)
 		switch blk.Type {
 		case "text":
 			if role == "assistant" {
-				parts = append(parts, responsesPart("output_text", blk.RawText(), `,"annotations":[]`))
+				parts = append(parts, responsesPartRef{"output_text", `,"annotations":[]`, blk.RawText()})
 			} else {
-				parts = append(parts, responsesPart("input_text", blk.RawText(), ""))
+				parts = append(parts, responsesPartRef{"input_text", "", blk.RawText()})
 			}
 		case "image", "document":
 			if role == "assistant" {
 				continue // Responses has no images in assistant messages
 			}
-			p, err := responsesMediaFromAnthropic(blk, bp)
+			p, err := responsesMediaFromAnthropic(blk, func() string { return responsesMessageParam(index, j) })
 			if err != nil {
-				return err
+				return parts, err
 			}
-			parts = append(parts, p)
+			parts = append(parts, responsesPartRef{raw: p})
 		case "tool_use":
 			flush()
 			b := item()
 			b.WriteString(`{"type":"function_call","call_id":`)
 			b.Write(anthropic.Quote(blk.ID()))
 			b.WriteString(`,"name":`)
-			b.Write(anthropic.Quote(blk.Name()))
+			writeResponsesQuoted(b, blk.RawName(), blk.Name)
 			b.WriteString(`,"arguments":`)
 			args := blk.Input()
 			if isJSONNull(args) {
 				args = []byte("{}")
 			}
-			b.Write(anthropic.Quote(string(compactJSON(args))))
+			b.Write(appendJSONQuoted(b.AvailableBuffer(), compactJSON(args)))
 			b.WriteByte('}')
 		case "tool_result":
 			flush()
-			if err := responsesToolResultFromAnthropic(blk, bp, item()); err != nil {
-				return err
+			if err := responsesToolResultFromAnthropic(blk, func() string { return responsesMessageParam(index, j) }, item()); err != nil {
+				return parts, err
 			}
 		case "thinking":
 			// Only a reasoning item this package carried through can go back
 			// to OpenAI; an Anthropic signature never crosses families.
-			id, enc, ok := parseResponsesReasoningSignature(blk.Signature())
+			id, enc, ok := responsesCarriedReasoning(blk.RawSignature())
 			if !ok {
 				continue
 			}
 			flush()
 			b := item()
 			b.WriteString(`{"type":"reasoning","id":`)
-			b.Write(anthropic.Quote(id))
+			b.Write(appendJSONQuoted(b.AvailableBuffer(), id))
 			b.WriteString(`,"summary":[`)
-			if t := blk.Thinking(); t != "" {
+			if t := blk.RawThinking(); isJSONString(t) && !isEmptyJSONString(t) {
 				b.WriteString(`{"type":"summary_text","text":`)
-				b.Write(blk.RawThinking())
+				b.Write(t)
 				b.WriteByte('}')
 			}
 			b.WriteString(`],"encrypted_content":`)
-			b.Write(anthropic.Quote(enc))
+			b.Write(appendJSONQuoted(b.AvailableBuffer(), enc))
 			b.WriteByte('}')
 		default:
 			// redacted_thinking, server tool calls and their results are
@@ -287,7 +310,92 @@ func responsesMessageToItems(m anthropic.Message, param string, item func() *byt
 		}
 	}
 	flush()
-	return nil
+	return parts, nil
+}
+
+// responsesCarriedReasoning splits a thinking signature carrying an OpenAI
+// reasoning item (parseResponsesReasoningSignature) into its id and
+// encrypted content, from the raw string when it has no escapes (the
+// signatures this package writes have none).
+func responsesCarriedReasoning(rawSig []byte) (id, encrypted []byte, ok bool) {
+	if !isJSONString(rawSig) || bytes.IndexByte(rawSig, '\\') >= 0 {
+		i, e, ok := parseResponsesReasoningSignature(anthropic.Unquote(rawSig))
+		return []byte(i), []byte(e), ok
+	}
+	rest, ok := bytes.CutPrefix(rawSig[1:len(rawSig)-1], []byte(responsesReasoningPrefix))
+	if !ok {
+		return nil, nil, false
+	}
+	id, encrypted, ok = bytes.Cut(rest, []byte(":"))
+	return id, encrypted, ok
+}
+
+// writeResponsesQuoted writes a short string member (an id, a name) as
+// anthropic.Quote(decoded()) would: the raw string itself when it has no
+// escapes and valid UTF-8, as it then reads the same.
+func writeResponsesQuoted(b *bytes.Buffer, raw []byte, decoded func() string) {
+	if isJSONString(raw) && bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		b.Write(raw)
+		return
+	}
+	b.Write(anthropic.Quote(decoded()))
+}
+
+// appendJSONQuoted appends s as a JSON string exactly as anthropic.Quote
+// writes it, without the string conversion and the new slice.
+func appendJSONQuoted(dst, s []byte) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRune(s[i:])
+			if r != utf8.RuneError || size != 1 {
+				i += size
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, "\ufffd"...)
+			i++
+			start = i
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+		}
+		i++
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+func writeResponsesPart(b *bytes.Buffer, typ string, rawText []byte, extra string) {
+	b.WriteString(`{"type":"`)
+	b.WriteString(typ)
+	b.WriteString(`","text":`)
+	b.Write(rawText)
+	b.WriteString(extra)
+	b.WriteByte('}')
 }
 
 func responsesPart(typ string, rawText []byte, extra string) []byte {
@@ -300,9 +408,10 @@ func responsesPart(typ string, rawText []byte, extra string) []byte {
 	return append(b, '}')
 }
 
-func responsesMediaFromAnthropic(blk anthropic.Block, param string) ([]byte, error) {
+func responsesMediaFromAnthropic(blk anthropic.Block, paramOf func() string) ([]byte, error) {
 	src, err := parseResponsesFields(blk.Source())
 	if err != nil {
+		param := paramOf()
 		return nil, responsesBadRequest(param+".source", "%s.source: Field required", param)
 	}
 	var b bytes.Buffer
@@ -332,6 +441,7 @@ func responsesMediaFromAnthropic(blk anthropic.Block, param string) ([]byte, err
 	case blk.Type == "document" && kind == "text":
 		return responsesPart("input_text", src.Data, ""), nil
 	default:
+		param := paramOf()
 		return nil, responsesBadRequest(param+".source.type", "%s sources of type '%s' cannot be sent to a Responses upstream", blk.Type, kind)
 	}
 	b.WriteByte('}')
@@ -341,7 +451,7 @@ func responsesMediaFromAnthropic(blk anthropic.Block, param string) ([]byte, err
 // responsesToolResultFromAnthropic writes a tool_result as a
 // function_call_output. is_error has no Responses counterpart and is dropped
 // (the text of the result still says what went wrong).
-func responsesToolResultFromAnthropic(blk anthropic.Block, param string, b *bytes.Buffer) error {
+func responsesToolResultFromAnthropic(blk anthropic.Block, paramOf func() string, b *bytes.Buffer) error {
 	b.WriteString(`{"type":"function_call_output","call_id":`)
 	b.Write(anthropic.Quote(blk.ToolUseID()))
 	b.WriteString(`,"output":`)
@@ -354,6 +464,7 @@ func responsesToolResultFromAnthropic(blk anthropic.Block, param string, b *byte
 	default:
 		blocks, _, err := blk.ContentBlocks()
 		if err != nil {
+			param := paramOf()
 			return responsesBadRequest(param+".content", "%s.content: expected a string or content blocks", param)
 		}
 		b.WriteByte('[')
@@ -364,7 +475,7 @@ func responsesToolResultFromAnthropic(blk anthropic.Block, param string, b *byte
 			case "text":
 				p = responsesPart("input_text", c.RawText(), "")
 			case "image", "document":
-				p, err = responsesMediaFromAnthropic(c, param+".content."+strconv.Itoa(k))
+				p, err = responsesMediaFromAnthropic(c, func() string { return paramOf() + ".content." + strconv.Itoa(k) })
 				if err != nil {
 					return err
 				}

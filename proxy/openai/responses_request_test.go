@@ -309,3 +309,27 @@ func TestResponsesMaxOutputTokensStaysUnsetOnTheWayBack(t *testing.T) {
 		t.Errorf("toward Anthropic max_tokens must be set: %s (%v)", toClaude, err)
 	}
 }
+
+// The one-pass translation does not depend on member order: input ahead of
+// model and instructions, a developer message longer than the room kept for
+// the system prompt, and a repeated input (the last one counts) give the
+// request the members in their usual order give.
+func TestResponsesRequestToAnthropicMemberOrder(t *testing.T) {
+	dev := strings.Repeat("Follow the rules. ", 200)
+	items := `[{"role":"developer","content":"` + dev + `"},{"role":"user","content":"a"},{"role":"user","content":[{"type":"input_text","text":"b"}]}]`
+	want := `{"model":"m","max_tokens":32000,"system":[{"type":"text","text":"ins"},{"type":"text","text":"` + dev + `"}],` +
+		`"messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}]}`
+	for name, body := range map[string]string{
+		"usual order":    `{"model":"m","instructions":"ins","input":` + items + `}`,
+		"input first":    `{"input":` + items + `,"instructions":"ins","model":"m"}`,
+		"repeated input": `{"input":[{"role":"tool","content":"x"}],"model":"m","input":` + items + `,"instructions":"ins"}`,
+	} {
+		got, err := ResponsesRequestToAnthropic([]byte(body), ResponsesRequestOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !reflect.DeepEqual(canonicalJSON(t, got), canonicalJSON(t, []byte(want))) {
+			t.Errorf("%s: ResponsesRequestToAnthropic = %s; want %s", name, got, want)
+		}
+	}
+}
