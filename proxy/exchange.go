@@ -100,6 +100,10 @@ type Exchange struct {
 	// RequestRepeats: the request body starts with what another exchange's did (a session's
 	// previous turn), as the proxy found comparing them byte for byte.
 	RequestRepeats RequestRepeats `json:"-"`
+	// RequestMessageEnds are where the request body's messages end (byte offsets, ascending),
+	// as the peek found them: a store that cuts a session's bodies there finds the next turn's
+	// shared part ending on a cut. Nil when the peek did not note them.
+	RequestMessageEnds []int `json:"-"`
 	// BodiesTruncated reports that a body was cut at MaxCaptureBytes.
 	BodiesTruncated bool
 

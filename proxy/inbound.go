@@ -29,6 +29,9 @@ func (s *Server) inbound(w http.ResponseWriter, r *http.Request, cfg *Config, co
 	if e == nil {
 		ex.BytesIn = int64(len(client.buf))
 		ex.RequestRepeats = RequestRepeats{Exchange: rb.found.Tag, Bytes: rb.found.Shared}
+		if cfg.CaptureBodies {
+			ex.RequestMessageEnds = rb.marks.MessageEnds()
+		}
 		messages = client
 		if !pivot {
 			messages, peek, e = s.inboundForeign(r, cfg, comp, c, client)

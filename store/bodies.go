@@ -96,8 +96,9 @@ type bodyMemory struct {
 	sessions map[string]*lastBody
 	recent   []string // session keys, oldest first, for eviction
 	// repeatsTaken counts bodies whose shared part the proxy's comparison gave (Repeats), so
-	// no byte of it was read here.
-	repeatsTaken int64
+	// no byte of it was read here; chunked the bytes cut into chunks (hashed, and compressed
+	// when new).
+	repeatsTaken, chunked int64
 }
 
 // lastBody is what the writer remembers of a session's previous body. It holds no copy of the
@@ -284,6 +285,12 @@ func (w *bodyWriter) checkGeneration(ctx context.Context) error {
 type bodySequence struct {
 	session, exchange string
 	repeats           Repeats
+	// cuts are offsets where a chunk may end beside the content-defined cuts: the ends of a
+	// request's messages. A session's next turn repeats the body up to a message end, so its
+	// shared part then ends on a cut and only what is new is chunked, hashed and compressed
+	// again, not the chunk around the end of the shared part (up to chunkMax bytes of text
+	// whose rolling hash finds no cut, such as a tool's repetitive output).
+	cuts []int
 }
 
 // put redacts and stores one part (0 request, 1 forwarded, 2 reply) of an exchange and
@@ -322,8 +329,19 @@ func (w *bodyWriter) put(ctx context.Context, part int, seq bodySequence, raw []
 			start = c.end
 		}
 	}
+	cuts := seq.cuts
+	if !clean {
+		cuts = nil // masking moved the offsets
+	}
 	for start < len(body) {
 		end := start + nextCut(body[start:])
+		for len(cuts) > 0 && cuts[0] < start+chunkMin {
+			cuts = cuts[1:]
+		}
+		if len(cuts) > 0 && cuts[0] < end {
+			end = cuts[0]
+		}
+		w.mem.chunked += int64(end - start)
 		h := sha256.Sum256(body[start:end])
 		c := chunkRef{end: end, hash: chunkHash(h[:16])}
 		id, err := w.chunkID(ctx, c.hash, body[start:end])

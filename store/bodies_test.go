@@ -482,3 +482,78 @@ func TestSessionBodiesWithTheProxysRepeats(t *testing.T) {
 		t.Errorf("the writer took %d of the proxy's repeats; want the %d that name the previous body", got, taken)
 	}
 }
+
+// repetitiveSession is growingSession's shape with tool output whose rolling hash finds no
+// chunk cut (a file of one repeated line), and the message ends the proxy would report.
+func repetitiveSession(turns int) (bodies []string, ends [][]int) {
+	head := `{"model":"claude-sonnet-4-5","max_tokens":32000,"messages":[{"role":"user","content":"Fix the failing tests."}`
+	var rounds strings.Builder
+	var roundEnds []int
+	for turn := range turns {
+		out, _ := json.Marshal(strings.Repeat(fmt.Sprintf("%6d\tfunc line%d() { return nil }\n", turn, turn), 140))
+		fmt.Fprintf(&rounds, `,{"role":"assistant","content":[{"type":"tool_use","id":"toolu_%04d","name":"Read","input":{}}]}`, turn)
+		roundEnds = append(roundEnds, len(head)+rounds.Len())
+		fmt.Fprintf(&rounds, `,{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_%04d","content":%s}]}`, turn, out)
+		roundEnds = append(roundEnds, len(head)+rounds.Len())
+		last := fmt.Sprintf(`,{"role":"user","content":"continue (turn %d)"}`, turn)
+		body := head + rounds.String() + last + `],"metadata":{"user_id":"user_session_9a"}}`
+		e := append([]int{len(`{"model":"claude-sonnet-4-5","max_tokens":32000,"messages":[{"role":"user","content":"Fix the failing tests."}`)}, roundEnds...)
+		bodies, ends = append(bodies, body), append(ends, append(e, len(head)+rounds.Len()+len(last)))
+	}
+	return bodies, ends
+}
+
+// TestSessionBodiesCutAtMessageEnds: with the message ends and repeats the proxy reports, the
+// writer cuts chunks at message ends, so each turn chunks (hashes, compresses) only about what
+// it adds — at most chunkMin bytes of what it repeats — even where the text gives the rolling
+// hash no cut; the bodies read back byte-identical. Without them the same session chunks far
+// more.
+func TestSessionBodiesCutAtMessageEnds(t *testing.T) {
+	bodies, ends := repetitiveSession(30)
+	chunkedPerTurn := func(withEnds bool) (over int, total int64) {
+		st, _ := openTemp(t)
+		for i, b := range bodies {
+			before := st.bodies.chunked
+			e := sessionExchange(i, b)
+			e.Bodies.Forwarded = ""
+			shared := 0
+			for i > 0 && shared < len(b) && shared < len(bodies[i-1]) && b[shared] == bodies[i-1][shared] {
+				shared++
+			}
+			if withEnds {
+				// As the proxy reports them: the ends, and the previous body repeated through
+				// its last message this one repeats whole.
+				e.Bodies.RequestMessageEnds = ends[i]
+				for _, end := range ends[i] {
+					if i > 0 && end <= shared {
+						e.Bodies.RequestRepeats = Repeats{Exchange: fmt.Sprintf("lh_%06d", i-1), Bytes: end}
+					}
+				}
+			}
+			writeAll(t, st, e)
+			if i == 0 || len(bodies[i-1]) < minChunked { // a body stored whole has no chunks to reuse
+				continue
+			}
+			// The reply is chunked too when large; these are small, so all is the request's.
+			if got, bound := st.bodies.chunked-before, int64(len(b)-shared+chunkMin); got > bound {
+				over++
+			}
+		}
+		for i := range bodies {
+			e, err := st.Exchange(context.Background(), fmt.Sprintf("lh_%06d", i))
+			if err != nil || e.Bodies == nil || e.Bodies.Request != bodies[i] {
+				t.Fatalf("exchange %d: the request body does not read back as written (%v)", i, err)
+			}
+		}
+		return over, st.bodies.chunked
+	}
+	over, with := chunkedPerTurn(true)
+	if over > 0 {
+		t.Errorf("with message ends, %d turns chunked more than what they add plus %d bytes", over, chunkMin)
+	}
+	_, without := chunkedPerTurn(false)
+	t.Logf("bytes chunked over %d turns: %d with message ends, %d without", len(bodies), with, without)
+	if with*2 > without {
+		t.Errorf("message ends saved little: %d bytes chunked with them, %d without; this session's text should give the rolling hash no cut", with, without)
+	}
+}

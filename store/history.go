@@ -167,6 +167,9 @@ type Bodies struct {
 	// found comparing them; the writer then need not compare them again. A hint only: it is
 	// used when the writer remembers that exchange's body as its session's previous one.
 	RequestRepeats Repeats `json:"-"`
+	// RequestMessageEnds are where Request's messages end (byte offsets, ascending), as the
+	// proxy found them; the writer cuts chunks there (bodySequence.cuts).
+	RequestMessageEnds []int `json:"-"`
 }
 
 // Repeats says that the first Bytes bytes of a body are exchange Exchange's body's.
@@ -476,7 +479,7 @@ func (w *exchangeWriter) write(ctx context.Context, e Exchange) error {
 		seq := bodySequence{session: e.SessionID, exchange: e.ID}
 		switch i {
 		case 0:
-			seq.repeats = e.Bodies.RequestRepeats
+			seq.repeats, seq.cuts = e.Bodies.RequestRepeats, e.Bodies.RequestMessageEnds
 		case 2:
 			seq.session = "" // a reply does not repeat the previous one
 		}

@@ -69,10 +69,11 @@ func record(ex *proxy.Exchange, bodies *bodyPolicy) store.Exchange {
 			Forwarded: capBody(ex.ForwardedBody, bodies.maxBytes, &rec.BodiesTruncated),
 			Reply:     capBody(ex.ReplyBody, bodies.maxBytes, &rec.BodiesTruncated),
 		}
-		if r := ex.RequestRepeats; r.Bytes > 0 && b.Request != "" {
-			b.RequestRepeats = store.Repeats{Exchange: r.Exchange, Bytes: min(r.Bytes, len(b.Request))}
-		}
-		if b != (store.Bodies{}) {
+		if b.Request != "" || b.Forwarded != "" || b.Reply != "" {
+			if r := ex.RequestRepeats; r.Bytes > 0 && b.Request != "" {
+				b.RequestRepeats = store.Repeats{Exchange: r.Exchange, Bytes: min(r.Bytes, len(b.Request))}
+			}
+			b.RequestMessageEnds = ex.RequestMessageEnds
 			rec.Bodies = &b
 		}
 	}

@@ -72,6 +72,18 @@ type Marks struct {
 	marks []mark
 }
 
+// MessageEnds returns where each message of the body ends (byte offsets, ascending).
+func (m *Marks) MessageEnds() []int {
+	if m == nil {
+		return nil
+	}
+	ends := make([]int, len(m.marks))
+	for i, mk := range m.marks {
+		ends[i] = mk.end
+	}
+	return ends
+}
+
 // Recollection is what a peek with a Recall found: the remembered body (by the tag and note it
 // was remembered with) whose first Shared bytes this body repeats exactly; Shared is 0 when
 // none.
