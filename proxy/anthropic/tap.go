@@ -3,6 +3,9 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"strconv"
+	"unicode/utf8"
 )
 
 // Usage is a reply's token accounting, as the API reports it.
@@ -137,20 +140,35 @@ func (f *ReplyFacts) messageDelta(data []byte) bool {
 }
 
 // Body reads a whole non-stream reply and reports whether it was one; a
-// body that is not leaves the facts untouched.
+// body that is not leaves the facts untouched. A reply as the API writes it
+// is walked in place (bodyFast); anything unusual in it takes encoding/json,
+// whose reading is the reference: FuzzReplyFactsBody holds the two equal on
+// JSON. (On a body encoding/json rejects only for a control character in a
+// string Body skips, such as a text block's, the facts are still read.)
 func (f *ReplyFacts) Body(body []byte) bool {
-	var v struct {
-		StopReason string `json:"stop_reason"`
-		Usage      Usage  `json:"usage"`
-		Content    []struct {
-			Type, ID, Name, Signature string
-		} `json:"content"`
+	if r, ok := bodyFast(body); ok {
+		f.apply(r)
+		return true
 	}
-	if json.Unmarshal(body, &v) != nil {
-		return false
+	r, ok := bodyDecoded(body)
+	if ok {
+		f.apply(r)
 	}
-	f.StopReason, f.Usage = v.StopReason, v.Usage
-	for _, c := range v.Content {
+	return ok
+}
+
+// replyBody is what Body reads of a reply.
+type replyBody struct {
+	StopReason string `json:"stop_reason"`
+	Usage      Usage  `json:"usage"`
+	Content    []struct {
+		Type, ID, Name, Signature string
+	} `json:"content"`
+}
+
+func (f *ReplyFacts) apply(r replyBody) {
+	f.StopReason, f.Usage = r.StopReason, r.Usage
+	for _, c := range r.Content {
 		switch {
 		case c.Type == "thinking" && c.Signature != "":
 			f.Signatures = append(f.Signatures, c.Signature)
@@ -158,5 +176,182 @@ func (f *ReplyFacts) Body(body []byte) bool {
 			f.toolUse(c.ID, c.Name)
 		}
 	}
-	return true
+}
+
+func bodyDecoded(body []byte) (replyBody, bool) {
+	var r replyBody
+	return r, json.Unmarshal(body, &r) == nil
+}
+
+// errUnusual sends a reply to encoding/json: something bodyFast does not read the way it
+// does (an escaped or differently-cased key, a repeated member, a value of another type).
+var errUnusual = errors.New("unusual reply")
+
+// bodyFast reads a reply without decoding what Body does not need; ok is false when the body
+// is unusual or not JSON (then encoding/json decides).
+func bodyFast(body []byte) (r replyBody, ok bool) {
+	var seen [3]bool
+	end, err := walkObject(body, 0, func(key []byte, vi int) (int, error) {
+		k, known := replyKey(key)
+		if !known {
+			return skipValue(body, vi)
+		}
+		if k == unusualReplyKey || seen[k] {
+			return 0, errUnusual
+		}
+		seen[k] = true
+		switch k {
+		case 0:
+			return plainString(body, vi, &r.StopReason)
+		case 1:
+			return usageFast(body, vi, &r.Usage)
+		}
+		if isNull(body, vi) {
+			return vi + 4, nil
+		}
+		return walkArray(body, vi, func(bi int) (int, error) {
+			r.Content = append(r.Content, struct{ Type, ID, Name, Signature string }{})
+			c := &r.Content[len(r.Content)-1]
+			if isNull(body, bi) {
+				return bi + 4, nil
+			}
+			var seen [4]bool
+			return walkObject(body, bi, func(key []byte, vi int) (int, error) {
+				var dst *string
+				var at int
+				switch {
+				case keyIs(key, "type"):
+					dst, at = &c.Type, 0
+				case keyIs(key, "id"):
+					dst, at = &c.ID, 1
+				case keyIs(key, "name"):
+					dst, at = &c.Name, 2
+				case keyIs(key, "signature"):
+					dst, at = &c.Signature, 3
+				default:
+					if unusualKey(key, "type", "id", "name", "signature") {
+						return 0, errUnusual
+					}
+					return skipValue(body, vi)
+				}
+				if seen[at] {
+					return 0, errUnusual
+				}
+				seen[at] = true
+				return plainString(body, vi, dst)
+			})
+		})
+	})
+	if err != nil || skipWS(body, end) != len(body) {
+		return replyBody{}, false
+	}
+	return r, true
+}
+
+// replyKey tells which of stop_reason (0), usage (1) and content (2) key is; a key encoding/json
+// would match otherwise (case, escapes) makes the reply unusual.
+func replyKey(key []byte) (int, bool) {
+	switch {
+	case keyIs(key, "stop_reason"):
+		return 0, true
+	case keyIs(key, "usage"):
+		return 1, true
+	case keyIs(key, "content"):
+		return 2, true
+	}
+	if unusualKey(key, "stop_reason", "usage", "content") {
+		return unusualReplyKey, true
+	}
+	return 0, false
+}
+
+const unusualReplyKey = 3
+
+// unusualKey reports a raw key encoding/json could match to one of names though it is not
+// written as it: escaped, or in other case.
+func unusualKey(key []byte, names ...string) bool {
+	if bytes.IndexByte(key, '\\') >= 0 {
+		return true
+	}
+	for _, n := range names {
+		if len(key) == len(n)+2 && bytes.EqualFold(key[1:len(key)-1], []byte(n)) {
+			return true
+		}
+	}
+	return false
+}
+
+func isNull(b []byte, i int) bool { return bytes.HasPrefix(b[i:], []byte("null")) }
+
+// plainString reads a JSON string (or null, leaving dst) at b[i] into dst; anything else is
+// unusual.
+func plainString(b []byte, i int, dst *string) (int, error) {
+	if isNull(b, i) {
+		return i + 4, nil
+	}
+	if i >= len(b) || b[i] != '"' {
+		return 0, errUnusual
+	}
+	end, err := skipValue(b, i)
+	if err != nil {
+		return 0, err
+	}
+	raw := b[i:end]
+	for _, c := range raw {
+		if c < ' ' || c == '\\' || c >= utf8.RuneSelf {
+			// Escapes, controls, non-ASCII: encoding/json's reading is the one to have.
+			var v string
+			if json.Unmarshal(raw, &v) != nil {
+				return 0, errUnusual
+			}
+			*dst = v
+			return end, nil
+		}
+	}
+	*dst = string(raw[1 : len(raw)-1])
+	return end, nil
+}
+
+// usageFast reads the usage object's four counts, each an integer or null.
+func usageFast(b []byte, i int, u *Usage) (int, error) {
+	if isNull(b, i) {
+		return i + 4, nil
+	}
+	var seen [4]bool
+	return walkObject(b, i, func(key []byte, vi int) (int, error) {
+		var dst *int64
+		var at int
+		switch {
+		case keyIs(key, "input_tokens"):
+			dst, at = &u.InputTokens, 0
+		case keyIs(key, "output_tokens"):
+			dst, at = &u.OutputTokens, 1
+		case keyIs(key, "cache_read_input_tokens"):
+			dst, at = &u.CacheReadInputTokens, 2
+		case keyIs(key, "cache_creation_input_tokens"):
+			dst, at = &u.CacheCreationInputTokens, 3
+		default:
+			if unusualKey(key, "input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens") {
+				return 0, errUnusual
+			}
+			return skipValue(b, vi)
+		}
+		if seen[at] {
+			return 0, errUnusual
+		}
+		seen[at] = true
+		if isNull(b, vi) {
+			return vi + 4, nil
+		}
+		end, err := skipValue(b, vi)
+		if err != nil {
+			return 0, err
+		}
+		n, err := strconv.ParseInt(string(b[vi:end]), 10, 64)
+		if err != nil {
+			return 0, errUnusual // a fraction, an exponent, a string, out of range
+		}
+		*dst = n
+		return end, nil
+	})
 }

@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 )
@@ -135,4 +136,48 @@ func TestUsageMergeKeepsUnreportedCounts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzReplyFactsBody: on any JSON, Body reads what encoding/json reads (bodyDecoded, the
+// reference), and accepts the same bodies.
+func FuzzReplyFactsBody(f *testing.F) {
+	for _, seed := range []string{
+		`{"content":[{"type":"thinking","thinking":"x","signature":"s1"},{"type":"tool_use","id":"t1","name":"Read","input":{}}],"stop_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":5,"cache_read_input_tokens":3,"cache_creation_input_tokens":0}}`,
+		`{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"hi \"there\"\n"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":2}}`,
+		`{"Stop_Reason":"x"}`, `{"stop_reason":"a","stop_reason":"b"}`, `{"usage":{"input_tokens":1.5}}`, `{"usage":{"input_tokens":"7"}}`,
+		`{"content":null,"usage":null,"stop_reason":null}`, `{"content":[null,{"type":null}]}`, `null`, `[]`, `{"stop_reason":"\u0065nd"}`,
+		`{"st\u006fp_reason":"x"}`, `{"usage":{"input_tokens":99999999999999999999}}`, `{"content":[{"TYPE":"tool_use"}]}`, `{"stop_reason":"é"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if !json.Valid(body) {
+			return
+		}
+		var fast ReplyFacts
+		ok := fast.Body(body)
+		want, wantOK := bodyDecoded(body)
+		var ref ReplyFacts
+		if wantOK {
+			ref.apply(want)
+		}
+		if ok != wantOK || !reflect.DeepEqual(fast, ref) {
+			t.Fatalf("Body(%q) = %+v, %t; encoding/json reads %+v, %t", body, fast, ok, ref, wantOK)
+		}
+	})
+}
+
+func BenchmarkReplyFactsBody(b *testing.B) {
+	body := []byte(`{"id":"msg_01XFDUDYJgAACzvnptvVoYEL","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929","content":[{"type":"text","text":"Hello from the benchmark."}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":2095,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":503}}`)
+	b.Run("walked", func(b *testing.B) {
+		for b.Loop() {
+			var f ReplyFacts
+			f.Body(body)
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		for b.Loop() {
+			bodyDecoded(body)
+		}
+	})
 }
