@@ -20,6 +20,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -77,20 +78,51 @@ func p50(ds []time.Duration) time.Duration {
 
 // fastChatUpstream reads a request whole and answers one fixed completion, without parsing
 // the body: the yardstick must not drown the proxies' cost in its own (proxytest's upstream
-// validates every request, which takes longer than forwarding it).
-func fastChatUpstream() (*httptest.Server, *[]byte) {
-	var last []byte
+// validates every request, which takes longer than forwarding it). last returns a copy of the
+// body it read most recently.
+func fastChatUpstream() (srv *httptest.Server, last func() []byte) {
+	var mu sync.Mutex
+	var body []byte
 	completion := []byte(`{"id":"chatcmpl-bench","object":"chat.completion","created":1,"model":"gpt-4.1","choices":[{"index":0,"message":{"role":"assistant","content":"Done."},"finish_reason":"stop"}],"usage":{"prompt_tokens":200000,"completion_tokens":2,"total_tokens":200002}}`)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		var err error
+		if body, err = io.ReadAll(r.Body); err != nil {
 			return
 		}
-		last = body
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(completion) //nolint:errcheck // the benchmark checks the client's side
 	}))
-	return srv, &last
+	return srv, func() []byte {
+		mu.Lock()
+		defer mu.Unlock()
+		return body
+	}
+}
+
+// chatTurns gives Chat requests of one growing session, each ending in a user text no other
+// request of the run carries (as consecutive turns do, and as
+// app/recorder/cmd/shipped-bench/main.go's workload.next varies its bodies): a proxy that
+// remembered a body it saw before would not be measured on what real sessions send.
+type chatTurns struct {
+	head, tail []byte
+	n          int
+}
+
+func newChatTurns(size int) *chatTurns {
+	const last = `"content":"continue"`
+	b := chatConversation(size)
+	i := bytes.LastIndex(b, []byte(last))
+	return &chatTurns{head: b[:i], tail: b[i+len(last):]}
+}
+
+// next writes the next turn's body into buf (reused: the previous request is done with it).
+func (t *chatTurns) next(buf []byte) []byte {
+	t.n++
+	buf = append(buf[:0], t.head...)
+	buf = fmt.Appendf(buf, `"content":"continue with step %d"`, t.n)
+	return append(buf, t.tail...)
 }
 
 func BenchmarkChatPassthrough800KB(b *testing.B) {
@@ -115,18 +147,27 @@ func BenchmarkChatPassthrough800KB(b *testing.B) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
 	defer client.CloseIdleConnections()
 
-	body := chatConversation(800 << 10)
+	names := []string{"direct", "bare", "longhaul"}
 	paths := map[string]string{"direct": up.URL + "/v1/chat/completions", "bare": bare.URL + "/v1/chat/completions", "longhaul": lh.URL + "/v1/chat/completions"}
-	for _, p := range paths { // warm connections
-		timedPost(b, client, p, body)
+	turns := newChatTurns(800 << 10)
+	// One buffer per path, rewritten with each turn outside the clock: building a body
+	// allocates nothing the timed requests would pay for in GC.
+	bufs := map[string][]byte{}
+	send := func(name string) time.Duration {
+		bufs[name] = turns.next(bufs[name])
+		d := timedPost(b, client, paths[name], bufs[name])
+		if name == "longhaul" && !bytes.Equal(last(), bufs[name]) {
+			b.Fatalf("Longhaul did not forward the client's bytes as they came")
+		}
+		return d
 	}
-	if !bytes.Equal(*last, body) {
-		b.Fatalf("Longhaul did not forward the client's bytes as they came")
+	for _, name := range names { // warm connections
+		send(name)
 	}
 	times := map[string][]time.Duration{}
 	for b.Loop() {
-		for _, name := range []string{"direct", "bare", "longhaul"} {
-			times[name] = append(times[name], timedPost(b, client, paths[name], body))
+		for _, name := range names {
+			times[name] = append(times[name], send(name))
 		}
 	}
 	direct, bareP50, lhP50 := p50(times["direct"]), p50(times["bare"]), p50(times["longhaul"])

@@ -17,12 +17,17 @@ import (
 // itself for an Anthropic client.
 func (s *Server) inbound(w http.ResponseWriter, r *http.Request, cfg *Config, comp *compactor, ex *Exchange, c *call) (client, messages *requestBody, peek anthropic.Peek, ok bool) {
 	pivot := c.proto.nativeKind() == pool.KindAnthropic
-	client, peek, e := s.readBody(r, cfg.MaxBodyBytes, pivot)
+	var cp clientPeek
+	foreign := &cp
+	if pivot {
+		foreign = nil
+	}
+	client, peek, e := s.readBody(r, cfg.MaxBodyBytes, c.proto, foreign)
 	if e == nil {
 		ex.BytesIn = int64(len(client.buf))
 		messages = client
 		if !pivot {
-			messages, peek, e = s.inboundForeign(r, cfg, comp, c, client)
+			messages, peek, e = s.inboundForeign(r, cfg, comp, c, client, cp)
 			if e != nil {
 				client.release()
 			}
@@ -54,14 +59,10 @@ func (s *Server) inbound(w http.ResponseWriter, r *http.Request, cfg *Config, co
 	return client, messages, peek, true
 }
 
-// inboundForeign reads a request of another protocol: its model, stream and session from its
-// own body, then its translation into Messages unless the screen shows the engine would leave
-// it alone (messages nil).
-func (s *Server) inboundForeign(r *http.Request, cfg *Config, comp *compactor, c *call, client *requestBody) (*requestBody, anthropic.Peek, *Error) {
-	cp, err := c.proto.peek(client.buf)
-	if err != nil {
-		return nil, anthropic.Peek{}, newError(http.StatusBadRequest, anthropic.InvalidRequestError, "malformed JSON request body: "+err.Error())
-	}
+// inboundForeign takes a request of another protocol: its model, stream and session from the
+// peek of its own body (cp), then its translation into Messages unless the screen shows the
+// engine would leave it alone (messages nil).
+func (s *Server) inboundForeign(r *http.Request, cfg *Config, comp *compactor, c *call, client *requestBody, cp clientPeek) (*requestBody, anthropic.Peek, *Error) {
 	if c.tr.model == "" {
 		c.tr.model = cp.model
 	}
@@ -98,10 +99,11 @@ func (s *Server) translateInbound(r *http.Request, c *call, client *requestBody)
 	return staticBody(b), peek, nil
 }
 
-// readBody buffers the request body within the limit (retries replay it)
-// and, for a Messages request, peeks at it while it arrives; another protocol's body is
-// only checked to be JSON by its translation.
-func (s *Server) readBody(r *http.Request, limit int64, peekMessages bool) (*requestBody, anthropic.Peek, *Error) {
+// readBody buffers the request body within the limit (retries replay it) and peeks at it
+// while it arrives: a Messages request into the Peek it returns; another protocol's, when
+// foreign is not nil, by proto into *foreign.
+func (s *Server) readBody(r *http.Request, limit int64, proto clientProtocol, foreign *clientPeek) (*requestBody, anthropic.Peek, *Error) {
+	peekMessages := foreign == nil
 	tooLarge := newError(http.StatusRequestEntityTooLarge, anthropic.RequestTooLarge,
 		fmt.Sprintf("request body exceeds the proxy's limit of %d bytes (proxy.max_body_bytes)", limit))
 	if r.ContentLength > limit {
@@ -114,8 +116,8 @@ func (s *Server) readBody(r *http.Request, limit int64, peekMessages bool) (*req
 		body = s.bodies.get(int(r.ContentLength))
 		if peekMessages {
 			peek, err = anthropic.ReadAndPeek(r.Body, body.buf)
-		} else if _, err = io.ReadFull(r.Body, body.buf); err != nil {
-			err = &anthropic.ReadError{Err: err}
+		} else {
+			*foreign, err = proto.peek(anthropic.NewArriving(r.Body, body.buf))
 		}
 	} else {
 		// Chunked upload: size unknown, so read it all, then peek.
@@ -131,6 +133,8 @@ func (s *Server) readBody(r *http.Request, limit int64, peekMessages bool) (*req
 			copy(body.buf, buf)
 			if peekMessages {
 				peek, err = anthropic.PeekRequest(body.buf)
+			} else {
+				*foreign, err = proto.peek(anthropic.Arrived(body.buf))
 			}
 		}
 	}
