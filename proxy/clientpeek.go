@@ -14,7 +14,9 @@ import (
 // account of the client's own protocol take needs none of it. So the core first reads what
 // routing needs from the client's own body (model, stream, session) in one pass that also
 // checks its syntax, and translates only when the engine may act on the request or the
-// account speaks another protocol.
+// account speaks another protocol. The pass runs while the body arrives (readBody hands it an
+// anthropic.Arriving over the request's reader), so it ends with the read rather than after it;
+// the screen then reads no byte of the body, only what the pass gathered (untouchedForeign).
 
 // clientPeek is what routing needs of a request, read from the client's own body, and what
 // the screen needs to know the engine would leave it alone.
