@@ -15,8 +15,10 @@ import (
 // routing needs from the client's own body (model, stream, session) in one pass that also
 // checks its syntax, and translates only when the engine may act on the request or the
 // account speaks another protocol. The pass runs while the body arrives (readBody hands it an
-// anthropic.Arriving over the request's reader), so it ends with the read rather than after it;
-// the screen then reads no byte of the body, only what the pass gathered (untouchedForeign).
+// anthropic.Arriving over the request's reader): from a client sending slower than the pass
+// walks, it ends with the last byte instead of starting after it (over loopback an 800 KB body
+// is in the socket at once and the pass follows it: docs/benchmarks.md, issue 12). The screen
+// then reads no byte of the body, only what the pass gathered (untouchedForeign).
 
 // clientPeek is what routing needs of a request, read from the client's own body, and what
 // the screen needs to know the engine would leave it alone.

@@ -8,8 +8,9 @@ import (
 // Arriving is a body walked while it arrives, for readers of other wire formats (the OpenAI
 // and Gemini peeks in proxy/clientpeek.go): the walk of WalkObject, WalkArray and SkipValue
 // (raw.go), the same checks in the same order with the same errors, except that where those
-// stop at the end of the slice, Arriving reads more of the body first. So a peek costs no pass
-// of its own after the body is in: it keeps up with the reads, as ReadAndPeek does for Messages.
+// stop at the end of the slice, Arriving reads more of the body first. So a peek needs no pass
+// of its own after the body is in: it walks each read as it comes, as ReadAndPeek does for
+// Messages.
 //
 // Offsets index Body(). A value's bytes are there once the walk has passed its end: fn may
 // slice Body()[vi:ve] after SkipValue returned ve, never beyond what the walk has passed.
