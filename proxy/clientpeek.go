@@ -14,7 +14,11 @@ import (
 // account of the client's own protocol take needs none of it. So the core first reads what
 // routing needs from the client's own body (model, stream, session) in one pass that also
 // checks its syntax, and translates only when the engine may act on the request or the
-// account speaks another protocol.
+// account speaks another protocol. The pass runs while the body arrives (readBody hands it an
+// anthropic.Arriving over the request's reader): from a client sending slower than the pass
+// walks, it ends with the last byte instead of starting after it (over loopback an 800 KB body
+// is in the socket at once and the pass follows it: docs/benchmarks.md, issue 12). The screen
+// then reads no byte of the body, only what the pass gathered (untouchedForeign).
 
 // clientPeek is what routing needs of a request, read from the client's own body, and what
 // the screen needs to know the engine would leave it alone.
@@ -32,54 +36,58 @@ type clientPeek struct {
 }
 
 // peekOpenAI reads a Chat Completions body (messages) or a Responses body (instructions,
-// input) in one pass that also checks it is well-formed JSON.
-func peekOpenAI(body []byte) (clientPeek, error) {
+// input) in one pass that also checks it is well-formed JSON, while the body arrives (a is
+// anthropic.NewArriving) or over a complete one (anthropic.Arrived).
+func peekOpenAI(a *anthropic.Arriving) (clientPeek, error) {
 	var p clientPeek
 	var explicit, first, second []byte
-	err := walkTop(body, func(k []byte, vi int) (int, error) {
-		if string(k) == "messages" {
-			return p.walkChatMessages(body, vi, &first, &second)
+	b := a.Body()
+	end, err := a.WalkObject(0, func(k []byte, vi int) (int, error) {
+		if string(k) == `"messages"` {
+			return p.walkChatMessages(a, vi, &first, &second)
 		}
-		ve, err := anthropic.SkipValue(body, vi)
+		ve, err := a.SkipValue(vi)
 		if err != nil {
 			return 0, err
 		}
-		v := body[vi:ve]
+		v := b[vi:ve]
 		switch string(k) {
-		case "model":
+		case `"model"`:
 			p.model = anthropic.Unquote(v)
-		case "stream":
+		case `"stream"`:
 			p.stream = string(v) == "true"
-		case "prompt_cache_key":
+		case `"prompt_cache_key"`:
 			explicit = v
-		case "user", "safety_identifier":
+		case `"user"`, `"safety_identifier"`:
 			if explicit == nil {
 				explicit = v
 			}
-		case "input":
+		case `"input"`:
 			first = v
 			p.engine = true // Responses is always translated (responsesClient.lazy)
-		case "instructions":
+		case `"instructions"`:
 			second = v
-		case "reasoning_effort", "reasoning":
+		case `"reasoning_effort"`, `"reasoning"`:
 			p.engine = true
-		case "tools":
+		case `"tools"`:
 			p.countTools(v)
 		}
 		return ve, nil
 	})
+	err = a.End(end, err)
 	p.session = clientSession(explicit, first, second)
 	return p, err
 }
 
 // walkChatMessages walks Chat messages once, keeping the first two (the session) and what the
 // screen needs: tool results' sizes and notices, and any reasoning.
-func (p *clientPeek) walkChatMessages(b []byte, i int, first, second *[]byte) (int, error) {
+func (p *clientPeek) walkChatMessages(a *anthropic.Arriving, i int, first, second *[]byte) (int, error) {
 	n := 0
-	return anthropic.WalkArray(b, i, func(mi int) (int, error) {
+	b := a.Body()
+	return a.WalkArray(i, func(mi int) (int, error) {
 		var role, content []byte
-		me, err := anthropic.WalkObject(b, mi, func(k []byte, vi int) (int, error) {
-			ve, err := anthropic.SkipValue(b, vi)
+		me, err := a.WalkObject(mi, func(k []byte, vi int) (int, error) {
+			ve, err := a.SkipValue(vi)
 			if err != nil {
 				return 0, err
 			}
@@ -123,28 +131,30 @@ func (p *clientPeek) toolResult(content []byte) {
 	}
 }
 
-// peekGemini reads a generateContent body (systemInstruction, contents) in one pass.
-func peekGemini(body []byte) (clientPeek, error) {
+// peekGemini reads a generateContent body (systemInstruction, contents) in one pass, as
+// peekOpenAI does.
+func peekGemini(a *anthropic.Arriving) (clientPeek, error) {
 	var p clientPeek
 	var system, first []byte
-	err := walkTop(body, func(k []byte, vi int) (int, error) {
-		if string(k) == "contents" {
-			return p.walkGeminiContents(body, vi, &first)
+	b := a.Body()
+	end, err := a.WalkObject(0, func(k []byte, vi int) (int, error) {
+		if string(k) == `"contents"` {
+			return p.walkGeminiContents(a, vi, &first)
 		}
-		ve, err := anthropic.SkipValue(body, vi)
+		ve, err := a.SkipValue(vi)
 		if err != nil {
 			return 0, err
 		}
 		switch string(k) {
-		case "systemInstruction", "system_instruction":
-			system = body[vi:ve]
-		case "generationConfig", "generation_config":
-			if bytes.Contains(body[vi:ve], []byte("hinking")) { // thinkingConfig, thinking_config
+		case `"systemInstruction"`, `"system_instruction"`:
+			system = b[vi:ve]
+		case `"generationConfig"`, `"generation_config"`:
+			if bytes.Contains(b[vi:ve], []byte("hinking")) { // thinkingConfig, thinking_config
 				p.engine = true
 			}
-		case "tools":
+		case `"tools"`:
 			// Gemini's tools hold functionDeclarations lists: count the declarations.
-			anthropic.EachElement(body[vi:ve], func(tool []byte) error { //nolint:errcheck // validated by the walk
+			anthropic.EachElement(b[vi:ve], func(tool []byte) error { //nolint:errcheck // validated by the walk
 				p.countTools(anthropic.MemberValue(tool, "functionDeclarations"))
 				p.countTools(anthropic.MemberValue(tool, "function_declarations"))
 				return nil
@@ -153,6 +163,7 @@ func peekGemini(body []byte) (clientPeek, error) {
 		}
 		return ve, nil
 	})
+	err = a.End(end, err)
 	p.session = clientSession(nil, system, first)
 	return p, err
 }
@@ -164,10 +175,11 @@ var (
 
 // walkGeminiContents walks contents once: the first turn (the session), function responses'
 // sizes and notices, inline data and thought parts.
-func (p *clientPeek) walkGeminiContents(b []byte, i int, first *[]byte) (int, error) {
+func (p *clientPeek) walkGeminiContents(a *anthropic.Arriving, i int, first *[]byte) (int, error) {
 	n := 0
-	return anthropic.WalkArray(b, i, func(ci int) (int, error) {
-		ce, err := anthropic.SkipValue(b, ci)
+	b := a.Body()
+	return a.WalkArray(i, func(ci int) (int, error) {
+		ce, err := a.SkipValue(ci)
 		if err != nil {
 			return 0, err
 		}
@@ -200,21 +212,6 @@ func (p *clientPeek) countTools(arr []byte) {
 		return nil
 	})
 	p.toolBytes += len(arr)
-}
-
-// walkTop walks the body, which must be one JSON object and nothing more; fn gets each
-// top-level member's unquoted key and value offset and returns the value's end.
-func walkTop(body []byte, fn func(key []byte, vi int) (int, error)) error {
-	end, err := anthropic.WalkObject(body, 0, func(k []byte, vi int) (int, error) {
-		return fn(k[1:len(k)-1], vi)
-	})
-	if err != nil {
-		return err
-	}
-	if len(bytes.TrimSpace(body[end:])) > 0 {
-		return &anthropic.SyntaxError{Offset: end, Msg: "unexpected data after the top-level value"}
-	}
-	return nil
 }
 
 // clientSession is the session of a request from a client of another protocol: the key the

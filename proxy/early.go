@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -9,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"longhaul/proxy/anthropic"
 	"longhaul/proxy/pool"
 )
 
@@ -116,16 +116,15 @@ func (e *earlySend) abandon() {
 	}
 }
 
-// earlyTarget returns the account and model to send a session's next turn to early, from what
-// the recall found: the account the session is bound to when the previous turn went there as
-// received and the model map renames nothing for it.
-func (s *Server) earlyTarget(cfg *Config, found anthropic.Recollection) (pool.Account, string, bool) {
-	note, ok := found.Note.(*turnNote)
-	if !ok || !note.asIs.Load() {
+// earlyTarget returns the account and model to send a session's next turn to early, from the
+// note of the request it repeats: the account the session is bound to when that request went
+// there as received, it speaks the client's protocol, and the model map renames nothing for it.
+func (s *Server) earlyTarget(cfg *Config, c *call, note *turnNote) (pool.Account, string, bool) {
+	if note == nil || !note.asIs.Load() {
 		return pool.Account{}, "", false
 	}
 	acct, ok := s.pool.Bound(note.session, s.now())
-	if !ok || acct.KindOf() != pool.KindAnthropic {
+	if !ok || acct.KindOf() != c.proto.nativeKind() {
 		return pool.Account{}, "", false
 	}
 	if sent, renamed := pool.MapModel(cfg.ModelMap, note.model, acct); renamed && sent != note.model {
@@ -221,10 +220,12 @@ func (r *growingReader) Close() error {
 }
 
 // publishingReader reads the client's body into the buffer and publishes each byte count.
+// watch, when set, is told each count until it returns true.
 type publishingReader struct {
 	r     io.Reader
 	g     *growingBody
 	total int
+	watch func(arrived int) bool
 }
 
 func (p *publishingReader) Read(b []byte) (int, error) {
@@ -232,9 +233,61 @@ func (p *publishingReader) Read(b []byte) (int, error) {
 	if n > 0 {
 		p.total += n
 		p.g.publish(p.total)
+		if p.watch != nil && p.watch(p.total) {
+			p.watch = nil
+		}
 	}
 	if err != nil && err != io.EOF {
 		p.g.fail(err)
 	}
 	return n, err
+}
+
+// Another protocol's client (Chat Completions, Responses) has no recall: its peek scans the
+// whole body. What tells a session's next turn there is its start: the first earlyPrefix bytes
+// (the model, the system prompt, the first messages) equal to a recent request's of the same
+// protocol. A body that starts alike but belongs elsewhere only costs an abandoned send.
+const (
+	minEarlyBody = 64 << 10
+	earlyPrefix  = 32 << 10
+	maxPrefixes  = 8
+)
+
+// recentPrefixes keeps the start of recent requests of other protocols, with their notes.
+type recentPrefixes struct {
+	mu      sync.Mutex
+	entries []recentPrefix // most recent first
+}
+
+type recentPrefix struct {
+	protocol string
+	start    []byte // a copy: the request's own buffer goes back to the pool
+	note     *turnNote
+}
+
+// match returns the note of the most recent request of protocol that started with start.
+func (rp *recentPrefixes) match(protocol string, start []byte) *turnNote {
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	for _, e := range rp.entries {
+		if e.protocol == protocol && bytes.Equal(e.start, start) {
+			return e.note
+		}
+	}
+	return nil
+}
+
+// remember keeps a request's start (copied) and note; one that starts as a kept one replaces
+// it, and the oldest go past maxPrefixes.
+func (rp *recentPrefixes) remember(protocol string, start []byte, note *turnNote) {
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	kept := rp.entries[:0]
+	for _, e := range rp.entries {
+		if e.protocol != protocol || !bytes.Equal(e.start, start) {
+			kept = append(kept, e)
+		}
+	}
+	kept = kept[:min(len(kept), maxPrefixes-1)]
+	rp.entries = append([]recentPrefix{{protocol: protocol, start: bytes.Clone(start), note: note}}, kept...)
 }

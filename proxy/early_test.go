@@ -44,8 +44,11 @@ func (u *earlyUpstream) arm(n int) <-chan struct{} {
 }
 
 func newEarlyUpstream(t *testing.T) *earlyUpstream {
+	return newEarlyUpstreamReplying(t, proxytest.TextMessage(proxytest.DefaultModel, "Done.").JSON())
+}
+
+func newEarlyUpstreamReplying(t *testing.T, reply []byte) *earlyUpstream {
 	u := &earlyUpstream{replies: make(chan struct{}, 16)}
-	reply := proxytest.TextMessage(proxytest.DefaultModel, "Done.").JSON()
 	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.mu.Lock()
 		signal := u.armed
@@ -116,6 +119,12 @@ func turnBody(session string, n int, extra string) []byte {
 // closed (or at once when proceed is nil), and returns the reply's status and body.
 func postInTwoParts(t *testing.T, url string, body []byte, proceed <-chan struct{}) (int, string) {
 	t.Helper()
+	return postPartsTo(t, url+"/v1/messages", body, proceed)
+}
+
+// postPartsTo is postInTwoParts to any route.
+func postPartsTo(t *testing.T, url string, body []byte, proceed <-chan struct{}) (int, string) {
+	t.Helper()
 	pr, pw := io.Pipe()
 	half := len(body) / 2
 	go func() {
@@ -131,7 +140,7 @@ func postInTwoParts(t *testing.T, url string, body []byte, proceed <-chan struct
 		pw.Write(body[half:]) //nolint:errcheck
 		pw.Close()
 	}()
-	req, err := http.NewRequest(http.MethodPost, url+"/v1/messages", pr)
+	req, err := http.NewRequest(http.MethodPost, url, pr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,5 +347,82 @@ func TestEarlySendThatFailsIsRetried(t *testing.T) {
 		if !bytes.Equal(r.Body, next) {
 			t.Errorf("attempt %d sent %d bytes that differ from the client's %d", i, len(r.Body), len(next))
 		}
+	}
+}
+
+// chatTurn is turn n of a Chat Completions conversation, with the session in "user" at the end.
+func chatTurn(n int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"model":"gpt-4.1","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Fix the tests."}`)
+	for i := range n {
+		fmt.Fprintf(&b, `,{"role":"assistant","content":null,"tool_calls":[{"id":"call_%d","type":"function","function":{"name":"read","arguments":"{\"path\":\"/f%d\"}"}}]}`, i, i)
+		fmt.Fprintf(&b, `,{"role":"tool","tool_call_id":"call_%d","content":%q}`, i, strings.Repeat(fmt.Sprintf("line of file %d\n", i), 300))
+	}
+	fmt.Fprintf(&b, `,{"role":"user","content":"continue (turn %d)"}],"user":"chat-session-1"}`, n)
+	return []byte(b.String())
+}
+
+// TestNextChatTurnIsSentWhileItArrives: a Chat Completions client on an OpenAI account gets
+// the same: its next turn starts as the previous one did, which went upstream as received, so
+// it reaches the upstream while the client is still sending it, and the upstream gets the
+// client's bytes exactly, once.
+func TestNextChatTurnIsSentWhileItArrives(t *testing.T) {
+	completion := []byte(`{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4.1","choices":[{"index":0,"message":{"role":"assistant","content":"Done."},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12}}`)
+	up := newEarlyUpstreamReplying(t, completion)
+	obs := newRecorder()
+	srv, err := New(Config{Compaction: CompactionConfig{ContextLimits: map[string]int{"gpt-*": 10_000_000}}}, Options{Observer: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.SetAccounts([]pool.Account{{ID: 1, Label: "openai", Kind: pool.KindOpenAI, BaseURL: up.URL + "/v1", Secret: "sk-openai-secret-0001", Enabled: true}})
+	front := httptest.NewServer(srv.Handler())
+	t.Cleanup(front.Close)
+	first, next := chatTurn(20), chatTurn(21)
+	if status, reply := postPartsTo(t, front.URL+"/v1/chat/completions", first, nil); status != http.StatusOK {
+		t.Fatalf("first turn: %d %s", status, reply)
+	}
+	up.waitReplies(t, 1)
+	obs.last(t)
+	if status, reply := postPartsTo(t, front.URL+"/v1/chat/completions", next, up.arm(len(next)/4)); status != http.StatusOK {
+		t.Fatalf("next turn: %d %s", status, reply)
+	}
+	up.waitReplies(t, 1)
+	obs.last(t)
+	complete, broken := up.counts()
+	if complete != 2 || broken != 0 {
+		t.Fatalf("upstream read %d whole requests and %d broken; want 2 and 0", complete, broken)
+	}
+	up.mu.Lock()
+	defer up.mu.Unlock()
+	if !bytes.Equal(up.complete[1], next) {
+		t.Errorf("the upstream received %d bytes that differ from the %d the client sent", len(up.complete[1]), len(next))
+	}
+}
+
+// TestRecentPrefixes: a start is matched only for its own protocol, a request that starts as a
+// kept one replaces it, and no more than maxPrefixes are kept.
+func TestRecentPrefixes(t *testing.T) {
+	var rp recentPrefixes
+	start := func(i int) []byte { return []byte(fmt.Sprintf("%08d%s", i, strings.Repeat("x", 100))) }
+	notes := make([]*turnNote, maxPrefixes+2)
+	for i := range notes {
+		notes[i] = &turnNote{session: fmt.Sprint(i)}
+		rp.remember("chat", start(i), notes[i])
+	}
+	if rp.match("responses", start(maxPrefixes+1)) != nil {
+		t.Error("a Chat request's start matched a Responses request")
+	}
+	if rp.match("chat", start(0)) != nil || rp.match("chat", start(1)) != nil {
+		t.Error("more than maxPrefixes starts are kept")
+	}
+	for i := 2; i < len(notes); i++ {
+		if rp.match("chat", start(i)) != notes[i] {
+			t.Errorf("start %d not matched to its note", i)
+		}
+	}
+	again := &turnNote{session: "again"}
+	rp.remember("chat", start(5), again)
+	if rp.match("chat", start(5)) != again || len(rp.entries) != maxPrefixes {
+		t.Errorf("a request starting as a kept one did not replace it (%d kept)", len(rp.entries))
 	}
 }

@@ -17,15 +17,20 @@ import (
 // itself for an Anthropic client.
 func (s *Server) inbound(w http.ResponseWriter, r *http.Request, cfg *Config, comp *compactor, ex *Exchange, c *call) (client, messages *requestBody, peek anthropic.Peek, ok bool) {
 	pivot := c.proto.nativeKind() == pool.KindAnthropic
-	var sendEarly func(anthropic.Recollection, *growingBody)
-	if pivot && c.op == opGenerate && c.replay == nil {
-		sendEarly = func(found anthropic.Recollection, g *growingBody) {
-			if acct, model, ok := s.earlyTarget(cfg, found); ok && c.early == nil {
+	var cp clientPeek
+	foreign := &cp
+	if pivot {
+		foreign = nil
+	}
+	var sendEarly func(*turnNote, *growingBody)
+	if c.op == opGenerate && c.replay == nil && c.proto.nativeKind() != pool.KindGemini {
+		sendEarly = func(note *turnNote, g *growingBody) {
+			if acct, model, ok := s.earlyTarget(cfg, c, note); ok && c.early == nil {
 				c.early = s.sendEarly(r, cfg, c, acct, model, g)
 			}
 		}
 	}
-	client, peek, rb, e := s.readBody(r, cfg.MaxBodyBytes, pivot, sendEarly)
+	client, peek, rb, e := s.readBody(r, cfg.MaxBodyBytes, c.proto, foreign, sendEarly)
 	if e == nil {
 		ex.BytesIn = int64(len(client.buf))
 		ex.RequestRepeats = RequestRepeats{Exchange: rb.found.Tag, Bytes: rb.found.Shared}
@@ -34,7 +39,7 @@ func (s *Server) inbound(w http.ResponseWriter, r *http.Request, cfg *Config, co
 		}
 		messages = client
 		if !pivot {
-			messages, peek, e = s.inboundForeign(r, cfg, comp, c, client)
+			messages, peek, e = s.inboundForeign(r, cfg, comp, c, client, cp)
 			if e != nil {
 				client.release()
 			}
@@ -68,17 +73,17 @@ func (s *Server) inbound(w http.ResponseWriter, r *http.Request, cfg *Config, co
 	c.tr.model = ex.Model
 	ex.Stream = c.op == opGenerate && (peek.Stream || c.tr.stream)
 	c.tr.stream = ex.Stream
+	if !pivot && sendEarly != nil && len(client.buf) >= minEarlyBody {
+		c.turn = &turnNote{session: ex.SessionID, model: c.tr.model}
+		s.prefixes.remember(c.proto.name(), client.buf[:earlyPrefix], c.turn)
+	}
 	return client, messages, peek, true
 }
 
-// inboundForeign reads a request of another protocol: its model, stream and session from its
-// own body, then its translation into Messages unless the screen shows the engine would leave
-// it alone (messages nil).
-func (s *Server) inboundForeign(r *http.Request, cfg *Config, comp *compactor, c *call, client *requestBody) (*requestBody, anthropic.Peek, *Error) {
-	cp, err := c.proto.peek(client.buf)
-	if err != nil {
-		return nil, anthropic.Peek{}, newError(http.StatusBadRequest, anthropic.InvalidRequestError, "malformed JSON request body: "+err.Error())
-	}
+// inboundForeign takes a request of another protocol: its model, stream and session from the
+// peek of its own body (cp), then its translation into Messages unless the screen shows the
+// engine would leave it alone (messages nil).
+func (s *Server) inboundForeign(r *http.Request, cfg *Config, comp *compactor, c *call, client *requestBody, cp clientPeek) (*requestBody, anthropic.Peek, *Error) {
 	if c.tr.model == "" {
 		c.tr.model = cp.model
 	}
@@ -121,14 +126,16 @@ type recalledBody struct {
 	marks *anthropic.Marks
 }
 
-// readBody buffers the request body within the limit (retries replay it)
-// and, for a Messages request, peeks at it while it arrives, skipping what it repeats of a
-// recent body (s.recall); another protocol's body is only checked to be JSON by its
-// translation.
+// readBody buffers the request body within the limit (retries replay it) and peeks at it
+// while it arrives: a Messages request into the Peek it returns, skipping what it repeats of
+// a recent body (s.recall); another protocol's, when foreign is not nil, by proto into
+// *foreign.
 //
-// sendEarly, when not nil, is called while the body arrives once its first message repeats a
-// recent body's, with the buffer as it fills (early.go).
-func (s *Server) readBody(r *http.Request, limit int64, peekMessages bool, sendEarly func(anthropic.Recollection, *growingBody)) (*requestBody, anthropic.Peek, recalledBody, *Error) {
+// sendEarly, when not nil, is called while the body arrives once it starts as a recent
+// request of the same protocol did, with that request's note and the buffer as it fills
+// (early.go).
+func (s *Server) readBody(r *http.Request, limit int64, proto clientProtocol, foreign *clientPeek, sendEarly func(*turnNote, *growingBody)) (*requestBody, anthropic.Peek, recalledBody, *Error) {
+	peekMessages := foreign == nil
 	tooLarge := newError(http.StatusRequestEntityTooLarge, anthropic.RequestTooLarge,
 		fmt.Sprintf("request body exceeds the proxy's limit of %d bytes (proxy.max_body_bytes)", limit))
 	var rb recalledBody
@@ -146,11 +153,28 @@ func (s *Server) readBody(r *http.Request, limit int64, peekMessages bool, sendE
 			if sendEarly != nil {
 				g := newGrowingBody(body)
 				src = &publishingReader{r: r.Body, g: g}
-				onFound = func(found anthropic.Recollection) { sendEarly(found, g) }
+				onFound = func(found anthropic.Recollection) {
+					if note, ok := found.Note.(*turnNote); ok {
+						sendEarly(note, g)
+					}
+				}
 			}
 			peek, rb.found, rb.marks, err = s.recall.ReadAndPeek(src, body.buf, onFound)
-		} else if _, err = io.ReadFull(r.Body, body.buf); err != nil {
-			err = &anthropic.ReadError{Err: err}
+		} else {
+			var src io.Reader = r.Body
+			if sendEarly != nil && len(body.buf) >= minEarlyBody {
+				g := newGrowingBody(body)
+				src = &publishingReader{r: r.Body, g: g, watch: func(arrived int) bool {
+					if arrived < earlyPrefix {
+						return false
+					}
+					if note := s.prefixes.match(proto.name(), body.buf[:earlyPrefix]); note != nil {
+						sendEarly(note, g)
+					}
+					return true
+				}}
+			}
+			*foreign, err = proto.peek(anthropic.NewArriving(src, body.buf))
 		}
 	} else {
 		// Chunked upload: size unknown, so read it all, then peek.
@@ -166,6 +190,8 @@ func (s *Server) readBody(r *http.Request, limit int64, peekMessages bool, sendE
 			copy(body.buf, buf)
 			if peekMessages {
 				peek, err = anthropic.PeekRequest(body.buf)
+			} else {
+				*foreign, err = proto.peek(anthropic.Arrived(body.buf))
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"longhaul/proxy/anthropic"
 	"longhaul/proxy/openai"
 	"longhaul/proxy/pool"
 )
@@ -44,9 +45,9 @@ func (chatClient) errorBody(e *Error) []byte {
 	}
 	return openai.ErrorJSON(e.Status, e.Code, e.Param, e.Message)
 }
-func (chatClient) forwardHeader(name string) bool       { return openAIForwardHeader(name) }
-func (chatClient) peek(body []byte) (clientPeek, error) { return peekOpenAI(body) }
-func (chatClient) lazy() bool                           { return true }
+func (chatClient) forwardHeader(name string) bool                 { return openAIForwardHeader(name) }
+func (chatClient) peek(a *anthropic.Arriving) (clientPeek, error) { return peekOpenAI(a) }
+func (chatClient) lazy() bool                                     { return true }
 
 // chatUpstream is an OpenAI-compatible Chat Completions server (the official API, DeepSeek,
 // OpenRouter, Ollama, LM Studio, vLLM…) at the account's base URL, as a user gives it to the

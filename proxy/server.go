@@ -120,7 +120,9 @@ type Server struct {
 	bodies    bodyPool
 	// recall remembers recent request bodies so a session's next turn is only scanned where
 	// it is new (anthropic/recall.go).
-	recall   *anthropic.Recall
+	recall *anthropic.Recall
+	// prefixes are the starts of recent requests of other protocols, for sending early.
+	prefixes recentPrefixes
 	handler  http.Handler
 	ui       atomic.Pointer[http.Handler] // Options.UI, or SetUI's; nil: /longhaul/ is not served
 	guard    *Guard
