@@ -95,9 +95,6 @@ type Options struct {
 	Feed *Feed
 	// RetentionEvery is the retention loop's period; 0 means 10 minutes.
 	RetentionEvery time.Duration
-	// Background runs the writer on a thread of the lowest CPU priority (priority_linux.go),
-	// as the app does: requests come first when the CPU is short.
-	Background bool
 }
 
 func (o Options) withDefaults() Options {
@@ -239,9 +236,6 @@ func (r *Recorder) Run(ctx context.Context) {
 }
 
 func (r *Recorder) write(ctx context.Context) {
-	if r.opts.Background && !backgroundThread() {
-		r.log.Debug("history writer: thread priority not lowered")
-	}
 	tick := time.NewTicker(r.opts.FlushEvery)
 	defer tick.Stop()
 	// Ticks in a row that found nothing to write; a second of them is "idle".
