@@ -3,6 +3,7 @@ package recorder
 import (
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 )
 
 // Event is one message for the UI, already encoded: Name is the Wails event name and the SSE
@@ -26,6 +27,9 @@ type Feed struct {
 	mu   sync.Mutex
 	subs map[chan Event]struct{}
 	last map[string]Event
+	// watchers is len(subs), read without the lock by publishers that skip work nobody would
+	// see (Watched).
+	watchers atomic.Int32
 }
 
 // NewFeed returns a feed without subscribers.
@@ -43,6 +47,7 @@ func (f *Feed) Subscribe() (<-chan Event, func()) {
 		ch <- e
 	}
 	f.subs[ch] = struct{}{}
+	f.watchers.Store(int32(len(f.subs)))
 	f.mu.Unlock()
 	return ch, func() {
 		f.mu.Lock()
@@ -50,8 +55,20 @@ func (f *Feed) Subscribe() (<-chan Event, func()) {
 		if _, ok := f.subs[ch]; ok {
 			delete(f.subs, ch)
 			close(ch)
+			f.watchers.Store(int32(len(f.subs)))
 		}
 	}
+}
+
+// Watched reports whether anyone subscribes to the feed now.
+func (f *Feed) Watched() bool { return f.watchers.Load() > 0 }
+
+// Forget drops the latest event of name, so a subscriber arriving later does not start with
+// it (the events published meanwhile were skipped: it would be stale).
+func (f *Feed) Forget(name string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.last, name)
 }
 
 // Publish encodes v once and sends it to every subscriber.
@@ -78,4 +95,5 @@ func (f *Feed) PublishJSON(name string, data json.RawMessage) {
 			close(ch)
 		}
 	}
+	f.watchers.Store(int32(len(f.subs)))
 }

@@ -36,6 +36,13 @@ func (r *Recorder) relay(ctx context.Context) {
 					drained = true
 				}
 			}
+			if !r.feed.Watched() {
+				// Nobody follows the feed (Observe stopped queueing for it): what was queued
+				// before is dropped, and so is the last batch a newcomer would start with.
+				order, latest = order[:0], map[string]*proxy.Exchange{}
+				r.feed.Forget(EventExchanges)
+				continue
+			}
 			if len(order) == 0 {
 				continue
 			}

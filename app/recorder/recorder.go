@@ -169,12 +169,6 @@ func (r *Recorder) Observe(ex proxy.Exchange) {
 			q.bodyBytes = n
 		}
 	}
-	// The live view shows no bodies: its copy holds none, so only the writer's queue does.
-	lp := p
-	if q.bodyBytes > 0 {
-		c := p.WithoutBodies()
-		lp = &c
-	}
 	select {
 	case r.queue <- q:
 	default:
@@ -190,6 +184,15 @@ func (r *Recorder) Observe(ex proxy.Exchange) {
 		case r.kick <- struct{}{}:
 		default:
 		}
+	}
+	if !r.feed.Watched() {
+		return // nobody would see it (no window, browser or tray follows the feed)
+	}
+	// The live view shows no bodies: its copy holds none, so only the writer's queue does.
+	lp := p
+	if q.bodyBytes > 0 {
+		c := p.WithoutBodies()
+		lp = &c
 	}
 	select {
 	case r.live <- lp:

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"longhaul/app/internal/wait"
 	"longhaul/proxy"
 	"longhaul/store"
 )
@@ -97,6 +98,8 @@ func TestBodiesGoBeforeMetadataUnderMemoryPressure(t *testing.T) {
 	defer st.Close()
 	const bodySize = 300 << 10
 	rec := New(st, Options{QueueBytes: 1 << 20})
+	_, unsubscribe := rec.Feed().Subscribe() // a window follows the live feed
+	defer unsubscribe()
 	body := bytes.Repeat([]byte("x"), bodySize)
 	observe := func(i int) {
 		rec.Observe(proxy.Exchange{ID: fmt.Sprintf("lh_%02d", i), State: proxy.ExchangeFinished, Start: time.Now(), RequestBody: body})
@@ -136,4 +139,54 @@ func TestBodiesGoBeforeMetadataUnderMemoryPressure(t *testing.T) {
 	if s := rec.Stats(); s.BodiesDropped != 7 || s.QueuedBytes != bodySize {
 		t.Errorf("after the budget came back: stats = %+v; want the new body held", s)
 	}
+}
+
+// TestUnwatchedFeedSkipsTheLiveView: while no window, browser or tray follows the feed,
+// Observe queues nothing for it (the history still gets everything), and a follower arriving
+// afterwards does not start with the batch from before (it would be stale).
+func TestUnwatchedFeedSkipsTheLiveView(t *testing.T) {
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "longhaul.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rec := New(st, Options{LiveEvery: 5 * time.Millisecond, FlushEvery: 5 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { rec.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	events, unsubscribe := rec.Feed().Subscribe()
+	rec.Observe(proxy.Exchange{ID: "lh_watched", State: proxy.ExchangeStarted, Start: time.Now()})
+	for e := range events {
+		if e.Name == EventExchanges && bytes.Contains(e.Data, []byte("lh_watched")) {
+			break
+		}
+	}
+	unsubscribe()
+
+	rec.Observe(proxy.Exchange{ID: "lh_watched", State: proxy.ExchangeFinished, Start: time.Now()})
+	rec.Observe(proxy.Exchange{ID: "lh_unwatched", State: proxy.ExchangeFinished, Start: time.Now()})
+	if n := len(rec.live); n != 0 {
+		t.Errorf("%d live updates queued with nobody watching; want none", n)
+	}
+	wait.Until(t, "both exchanges in the history", func() bool {
+		a, errA := st.Exchange(context.Background(), "lh_watched")
+		_, errB := st.Exchange(context.Background(), "lh_unwatched")
+		return errA == nil && errB == nil && a.State == "finished"
+	})
+	wait.Until(t, "a new follower starting without the batch from before", func() bool {
+		events, unsubscribe := rec.Feed().Subscribe()
+		defer unsubscribe()
+		for {
+			select {
+			case e := <-events:
+				if e.Name == EventExchanges {
+					return false
+				}
+			default:
+				return true
+			}
+		}
+	})
 }
