@@ -298,6 +298,10 @@ export namespace store {
 	    default_context_limit: number;
 	    experimental: ExperimentalSettings;
 	}
+	export interface Repeats {
+	    Exchange: string;
+	    Bytes: number;
+	}
 	
 	export interface Session {
 	    id: string;
