@@ -84,6 +84,21 @@ func newEarlyUpstreamReplying(t *testing.T, reply []byte) *earlyUpstream {
 	return u
 }
 
+// expect checks that the upstream read complete whole requests and broken ones, and that the
+// last whole one was want (nil: not checked).
+func (u *earlyUpstream) expect(t *testing.T, complete, broken int, want []byte) {
+	t.Helper()
+	gotComplete, gotBroken := u.counts()
+	if gotComplete != complete || gotBroken != broken {
+		t.Fatalf("upstream read %d whole requests and %d broken; want %d and %d", gotComplete, gotBroken, complete, broken)
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if last := u.complete[len(u.complete)-1]; want != nil && !bytes.Equal(last, want) {
+		t.Errorf("the upstream received %d bytes that differ from the %d the client sent", len(last), len(want))
+	}
+}
+
 func (u *earlyUpstream) counts() (complete, broken int) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -196,17 +211,8 @@ func TestEarlySendToAnAccountNoLongerPicked(t *testing.T) {
 	bound.waitReplies(t, 1)
 	other.waitReplies(t, 1)
 	obs.last(t)
-	if complete, broken := bound.counts(); complete != 1 || broken != 1 {
-		t.Errorf("the disabled account read %d whole requests and %d broken; want the first turn whole and the early send broken", complete, broken)
-	}
-	if complete, broken := other.counts(); complete != 1 || broken != 0 {
-		t.Fatalf("the other account read %d whole requests and %d broken; want the next turn whole", complete, broken)
-	}
-	other.mu.Lock()
-	defer other.mu.Unlock()
-	if !bytes.Equal(other.complete[0], next) {
-		t.Errorf("the other account received %d bytes that differ from the %d the client sent", len(other.complete[0]), len(next))
-	}
+	bound.expect(t, 1, 1, first) // the first turn whole, the early send broken
+	other.expect(t, 1, 0, next)
 }
 
 // TestNextTurnIsSentWhileItArrives: a session's next turn, which repeats the previous one
@@ -227,16 +233,7 @@ func TestNextTurnIsSentWhileItArrives(t *testing.T) {
 	}
 	up.waitReplies(t, 1)
 	ex := obs.last(t)
-	complete, broken := up.counts()
-	if complete != 2 || broken != 0 {
-		t.Fatalf("upstream read %d whole requests and %d broken; want 2 and 0", complete, broken)
-	}
-	up.mu.Lock()
-	got := up.complete[1]
-	up.mu.Unlock()
-	if !bytes.Equal(got, next) {
-		t.Errorf("the upstream received %d bytes that differ from the %d the client sent", len(got), len(next))
-	}
+	up.expect(t, 2, 0, next)
 	if ex.Status != http.StatusOK || len(ex.Attempts) != 1 || ex.RequestRepeats.Bytes == 0 {
 		t.Errorf("exchange: status %d, %d attempts, repeats %+v; want 200, one attempt, the previous turn repeated", ex.Status, len(ex.Attempts), ex.RequestRepeats)
 	}
@@ -270,9 +267,7 @@ func TestEarlySendAbandoned(t *testing.T) {
 				leaveMidBody(t, front.URL, tc.next, up.arm(len(tc.next)/4))
 				up.waitReplies(t, 1) // the early send, broken off
 				obs.last(t)
-				if complete, broken := up.counts(); complete != 1 || broken != 1 {
-					t.Fatalf("upstream read %d whole requests and %d broken; want only the first turn whole and the next broken", complete, broken)
-				}
+				up.expect(t, 1, 1, nil) // the first turn whole, the next broken off
 				return
 			}
 			if status, reply := postInTwoParts(t, front.URL, tc.next, up.arm(len(tc.next)/4)); status != http.StatusOK {
@@ -280,10 +275,7 @@ func TestEarlySendAbandoned(t *testing.T) {
 			}
 			up.waitReplies(t, 2) // the early send, broken off, and the request sent
 			obs.last(t)
-			complete, broken := up.counts()
-			if complete != 2 || broken != 1 {
-				t.Fatalf("upstream read %d whole requests and %d broken; want 2 whole (first turn, the next as decided) and the early send broken", complete, broken)
-			}
+			up.expect(t, 2, 1, nil) // the first turn and the next as decided whole, the early send broken
 			up.mu.Lock()
 			got := up.complete[1]
 			up.mu.Unlock()
@@ -388,15 +380,7 @@ func TestNextChatTurnIsSentWhileItArrives(t *testing.T) {
 	}
 	up.waitReplies(t, 1)
 	obs.last(t)
-	complete, broken := up.counts()
-	if complete != 2 || broken != 0 {
-		t.Fatalf("upstream read %d whole requests and %d broken; want 2 and 0", complete, broken)
-	}
-	up.mu.Lock()
-	defer up.mu.Unlock()
-	if !bytes.Equal(up.complete[1], next) {
-		t.Errorf("the upstream received %d bytes that differ from the %d the client sent", len(up.complete[1]), len(next))
-	}
+	up.expect(t, 2, 0, next)
 }
 
 // TestRecentPrefixes: a start is matched only for its own protocol, a request that starts as a

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Helpers over complete byte slices, for readers and rewriters of a body the
@@ -252,9 +253,13 @@ func Unquote(raw []byte) string {
 // client sent, and shortening a text never lengthens the request. Invalid
 // UTF-8 becomes U+FFFD, as with encoding/json.
 func Quote(s string) []byte {
+	return AppendQuote(make([]byte, 0, len(s)+2), unsafe.Slice(unsafe.StringData(s), len(s)))
+}
+
+// AppendQuote appends s to dst as Quote writes it; s is only read.
+func AppendQuote(dst, s []byte) []byte {
 	const hex = "0123456789abcdef"
-	buf := make([]byte, 0, len(s)+2)
-	buf = append(buf, '"')
+	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -263,39 +268,61 @@ func Quote(s string) []byte {
 			continue
 		}
 		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
+			r, size := utf8.DecodeRune(s[i:])
 			if r != utf8.RuneError || size != 1 {
 				i += size
 				continue
 			}
-			buf = append(buf, s[start:i]...)
-			buf = append(buf, "\ufffd"...)
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, "\ufffd"...)
 			i++
 			start = i
 			continue
 		}
-		buf = append(buf, s[start:i]...)
+		dst = append(dst, s[start:i]...)
 		switch c {
 		case '"', '\\':
-			buf = append(buf, '\\', c)
+			dst = append(dst, '\\', c)
 		case '\n':
-			buf = append(buf, '\\', 'n')
+			dst = append(dst, '\\', 'n')
 		case '\r':
-			buf = append(buf, '\\', 'r')
+			dst = append(dst, '\\', 'r')
 		case '\t':
-			buf = append(buf, '\\', 't')
+			dst = append(dst, '\\', 't')
 		case '\b':
-			buf = append(buf, '\\', 'b')
+			dst = append(dst, '\\', 'b')
 		case '\f':
-			buf = append(buf, '\\', 'f')
+			dst = append(dst, '\\', 'f')
 		default:
-			buf = append(buf, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
 		}
 		i++
 		start = i
 	}
-	buf = append(buf, s[start:]...)
-	return append(buf, '"')
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// Hex4 reads the four hex digits of a \uXXXX escape at the start of h.
+func Hex4(h []byte) (rune, bool) {
+	if len(h) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range h[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }
 
 // MemberSpan is where the value of the top-level member name lies in obj (a JSON object),

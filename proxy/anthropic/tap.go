@@ -190,20 +190,17 @@ var errUnusual = errors.New("unusual reply")
 // bodyFast reads a reply without decoding what Body does not need; ok is false when the body
 // is unusual or not JSON (then encoding/json decides).
 func bodyFast(body []byte) (r replyBody, ok bool) {
-	var seen [3]bool
+	var seen uint8
 	end, err := walkObject(body, 0, func(key []byte, vi int) (int, error) {
-		k, known := replyKey(key)
-		if !known {
+		k, err := replyField(key, &seen, replyFields[:])
+		switch {
+		case err != nil:
+			return 0, err
+		case k < 0:
 			return skipValue(body, vi)
-		}
-		if k == unusualReplyKey || seen[k] {
-			return 0, errUnusual
-		}
-		seen[k] = true
-		switch k {
-		case 0:
+		case k == 0:
 			return plainString(body, vi, &r.StopReason)
-		case 1:
+		case k == 1:
 			return usageFast(body, vi, &r.Usage)
 		}
 		if isNull(body, vi) {
@@ -215,30 +212,17 @@ func bodyFast(body []byte) (r replyBody, ok bool) {
 			if isNull(body, bi) {
 				return bi + 4, nil
 			}
-			var seen [4]bool
+			dsts := [...]*string{&c.Type, &c.ID, &c.Name, &c.Signature}
+			var seen uint8
 			return walkObject(body, bi, func(key []byte, vi int) (int, error) {
-				var dst *string
-				var at int
+				k, err := replyField(key, &seen, blockFields[:])
 				switch {
-				case keyIs(key, "type"):
-					dst, at = &c.Type, 0
-				case keyIs(key, "id"):
-					dst, at = &c.ID, 1
-				case keyIs(key, "name"):
-					dst, at = &c.Name, 2
-				case keyIs(key, "signature"):
-					dst, at = &c.Signature, 3
-				default:
-					if unusualKey(key, "type", "id", "name", "signature") {
-						return 0, errUnusual
-					}
+				case err != nil:
+					return 0, err
+				case k < 0:
 					return skipValue(body, vi)
 				}
-				if seen[at] {
-					return 0, errUnusual
-				}
-				seen[at] = true
-				return plainString(body, vi, dst)
+				return plainString(body, vi, dsts[k])
 			})
 		})
 	})
@@ -248,37 +232,35 @@ func bodyFast(body []byte) (r replyBody, ok bool) {
 	return r, true
 }
 
-// replyKey tells which of stop_reason (0), usage (1) and content (2) key is; a key encoding/json
-// would match otherwise (case, escapes) makes the reply unusual.
-func replyKey(key []byte) (int, bool) {
-	switch {
-	case keyIs(key, "stop_reason"):
-		return 0, true
-	case keyIs(key, "usage"):
-		return 1, true
-	case keyIs(key, "content"):
-		return 2, true
-	}
-	if unusualKey(key, "stop_reason", "usage", "content") {
-		return unusualReplyKey, true
-	}
-	return 0, false
-}
+// The members bodyFast reads, by the index replyField returns.
+var (
+	replyFields = [...]string{"stop_reason", "usage", "content"}
+	blockFields = [...]string{"type", "id", "name", "signature"}
+	usageFields = [...]string{"input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"}
+)
 
-const unusualReplyKey = 3
-
-// unusualKey reports a raw key encoding/json could match to one of names though it is not
-// written as it: escaped, or in other case.
-func unusualKey(key []byte, names ...string) bool {
+// replyField returns which of names the raw key is (-1: none) and marks it seen; a key seen
+// before, or one encoding/json would match to a name though it is not written as it (escaped,
+// in other case), makes the reply unusual.
+func replyField(key []byte, seen *uint8, names []string) (int, error) {
+	for i, n := range names {
+		if keyIs(key, n) {
+			if *seen&(1<<i) != 0 {
+				return 0, errUnusual
+			}
+			*seen |= 1 << i
+			return i, nil
+		}
+	}
 	if bytes.IndexByte(key, '\\') >= 0 {
-		return true
+		return 0, errUnusual
 	}
 	for _, n := range names {
 		if len(key) == len(n)+2 && bytes.EqualFold(key[1:len(key)-1], []byte(n)) {
-			return true
+			return 0, errUnusual
 		}
 	}
-	return false
+	return -1, nil
 }
 
 func isNull(b []byte, i int) bool { return bytes.HasPrefix(b[i:], []byte("null")) }
@@ -317,30 +299,16 @@ func usageFast(b []byte, i int, u *Usage) (int, error) {
 	if isNull(b, i) {
 		return i + 4, nil
 	}
-	var seen [4]bool
+	dsts := [...]*int64{&u.InputTokens, &u.OutputTokens, &u.CacheReadInputTokens, &u.CacheCreationInputTokens}
+	var seen uint8
 	return walkObject(b, i, func(key []byte, vi int) (int, error) {
-		var dst *int64
-		var at int
+		k, err := replyField(key, &seen, usageFields[:])
 		switch {
-		case keyIs(key, "input_tokens"):
-			dst, at = &u.InputTokens, 0
-		case keyIs(key, "output_tokens"):
-			dst, at = &u.OutputTokens, 1
-		case keyIs(key, "cache_read_input_tokens"):
-			dst, at = &u.CacheReadInputTokens, 2
-		case keyIs(key, "cache_creation_input_tokens"):
-			dst, at = &u.CacheCreationInputTokens, 3
-		default:
-			if unusualKey(key, "input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens") {
-				return 0, errUnusual
-			}
+		case err != nil:
+			return 0, err
+		case k < 0:
 			return skipValue(b, vi)
-		}
-		if seen[at] {
-			return 0, errUnusual
-		}
-		seen[at] = true
-		if isNull(b, vi) {
+		case isNull(b, vi):
 			return vi + 4, nil
 		}
 		end, err := skipValue(b, vi)
@@ -351,7 +319,7 @@ func usageFast(b []byte, i int, u *Usage) (int, error) {
 		if err != nil {
 			return 0, errUnusual // a fraction, an exponent, a string, out of range
 		}
-		*dst = n
+		*dsts[k] = n
 		return end, nil
 	})
 }

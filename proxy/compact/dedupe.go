@@ -281,26 +281,12 @@ func unicodeEscape(s []byte) (rune, int) {
 	return r, 6
 }
 
-// hex4 reads "\uXXXX" at the start of s.
+// hex4 reads a \\uXXXX escape at the start of s.
 func hex4(s []byte) (rune, bool) {
 	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
 		return 0, false
 	}
-	var r rune
-	for _, c := range s[2:6] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
+	return anthropic.Hex4(s[2:6])
 }
 
 // readResultCopy hashes what the model reads of a tool_result b; ok is false when b is

@@ -7,6 +7,8 @@ import (
 	"hash/maphash"
 	"slices"
 	"unicode/utf8"
+
+	"longhaul/proxy/anthropic"
 )
 
 // responsesMessages writes the messages array of a Messages request straight
@@ -383,7 +385,7 @@ func appendJSONUnquoted(out, raw []byte) ([]byte, bool) {
 		case 't':
 			out = append(out, '\t')
 		case 'u':
-			r, ok := hex4Rune(in[k+2:])
+			r, ok := anthropic.Hex4(in[k+2:])
 			if !ok || r >= 0xd800 && r < 0xe000 {
 				return out, false // surrogates: the slow way
 			}
@@ -395,27 +397,6 @@ func appendJSONUnquoted(out, raw []byte) ([]byte, bool) {
 		}
 		in = in[k+2:]
 	}
-}
-
-func hex4Rune(h []byte) (rune, bool) {
-	if len(h) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range h[:4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
 }
 
 // appendRawInner appends the contents of a raw JSON string without its

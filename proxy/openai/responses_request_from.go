@@ -276,7 +276,7 @@ func responsesMessageToItems(m anthropic.Message, index int, item func() *bytes.
 			if isJSONNull(args) {
 				args = []byte("{}")
 			}
-			b.Write(appendJSONQuoted(b.AvailableBuffer(), compactJSON(args)))
+			b.Write(anthropic.AppendQuote(b.AvailableBuffer(), compactJSON(args)))
 			b.WriteByte('}')
 		case "tool_result":
 			flush()
@@ -293,7 +293,7 @@ func responsesMessageToItems(m anthropic.Message, index int, item func() *bytes.
 			flush()
 			b := item()
 			b.WriteString(`{"type":"reasoning","id":`)
-			b.Write(appendJSONQuoted(b.AvailableBuffer(), id))
+			b.Write(anthropic.AppendQuote(b.AvailableBuffer(), id))
 			b.WriteString(`,"summary":[`)
 			if t := blk.RawThinking(); isJSONString(t) && !isEmptyJSONString(t) {
 				b.WriteString(`{"type":"summary_text","text":`)
@@ -301,7 +301,7 @@ func responsesMessageToItems(m anthropic.Message, index int, item func() *bytes.
 				b.WriteByte('}')
 			}
 			b.WriteString(`],"encrypted_content":`)
-			b.Write(appendJSONQuoted(b.AvailableBuffer(), enc))
+			b.Write(anthropic.AppendQuote(b.AvailableBuffer(), enc))
 			b.WriteByte('}')
 		default:
 			// redacted_thinking, server tool calls and their results are
@@ -339,54 +339,6 @@ func writeResponsesQuoted(b *bytes.Buffer, raw []byte, decoded func() string) {
 		return
 	}
 	b.Write(anthropic.Quote(decoded()))
-}
-
-// appendJSONQuoted appends s as a JSON string exactly as anthropic.Quote
-// writes it, without the string conversion and the new slice.
-func appendJSONQuoted(dst, s []byte) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRune(s[i:])
-			if r != utf8.RuneError || size != 1 {
-				i += size
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, "\ufffd"...)
-			i++
-			start = i
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-		}
-		i++
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
 
 func writeResponsesPart(b *bytes.Buffer, typ string, rawText []byte, extra string) {
