@@ -38,13 +38,16 @@ type clientPeek struct {
 // peekOpenAI reads a Chat Completions body (messages) or a Responses body (instructions,
 // input) in one pass that also checks it is well-formed JSON, while the body arrives (a is
 // anthropic.NewArriving) or over a complete one (anthropic.Arrived).
-func peekOpenAI(a *anthropic.Arriving) (clientPeek, error) {
+//
+// rs, when not nil, recalls what a Chat body repeats of a recent one (chatrecall.go).
+func peekOpenAI(a *anthropic.Arriving, rs *chatRecallScan) (clientPeek, error) {
 	var p clientPeek
 	var explicit, first, second []byte
 	b := a.Body()
 	end, err := a.WalkObject(0, func(k []byte, vi int) (int, error) {
 		if string(k) == `"messages"` {
-			return p.walkChatMessages(a, vi, &first, &second)
+			rs = rs.enter()
+			return p.walkChatMessages(a, vi, &first, &second, rs)
 		}
 		ve, err := a.SkipValue(vi)
 		if err != nil {
@@ -81,10 +84,25 @@ func peekOpenAI(a *anthropic.Arriving) (clientPeek, error) {
 
 // walkChatMessages walks Chat messages once, keeping the first two (the session) and what the
 // screen needs: tool results' sizes and notices, and any reasoning.
-func (p *clientPeek) walkChatMessages(a *anthropic.Arriving, i int, first, second *[]byte) (int, error) {
+func (p *clientPeek) walkChatMessages(a *anthropic.Arriving, i int, first, second *[]byte, rs *chatRecallScan) (int, error) {
 	n := 0
+	msgEngine := false // what the messages set of engine, for the recall's marks
 	b := a.Body()
 	return a.WalkArray(i, func(mi int) (int, error) {
+		if n == 0 && rs != nil {
+			if m, ok := rs.skip(a, mi); ok {
+				n, msgEngine = m.count, m.engine
+				p.maxToolResult = max(p.maxToolResult, m.maxToolResult)
+				p.engine = p.engine || m.engine
+				*first = rs.first.Of(b)
+				if n >= 2 {
+					*second = rs.second.Of(b)
+				}
+				return m.end, nil
+			}
+		}
+		was := p.engine
+		p.engine = false
 		var role, content []byte
 		me, err := a.WalkObject(mi, func(k []byte, vi int) (int, error) {
 			ve, err := a.SkipValue(vi)
@@ -102,6 +120,7 @@ func (p *clientPeek) walkChatMessages(a *anthropic.Arriving, i int, first, secon
 			return ve, nil
 		})
 		if err != nil {
+			p.engine = p.engine || was
 			return 0, err
 		}
 		switch n {
@@ -113,6 +132,11 @@ func (p *clientPeek) walkChatMessages(a *anthropic.Arriving, i int, first, secon
 		n++
 		if string(role) == `"tool"` {
 			p.toolResult(content)
+		}
+		msgEngine = msgEngine || p.engine
+		p.engine = p.engine || was
+		if rs != nil {
+			rs.mark(chatMark{end: me, count: n, maxToolResult: p.maxToolResult, engine: msgEngine}, anthropic.Span{Start: mi, End: me})
 		}
 		return me, nil
 	})

@@ -19,7 +19,7 @@ func BenchmarkClientScreen800KB(b *testing.B) {
 	b.Run("peek", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {
-			if _, err := peekOpenAI(anthropic.Arrived(body)); err != nil {
+			if _, err := peekOpenAI(anthropic.Arrived(body), nil); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -34,7 +34,7 @@ func BenchmarkClientScreen800KB(b *testing.B) {
 			if _, err := io.ReadFull(bytes.NewReader(body), buf); err != nil {
 				b.Fatal(err)
 			}
-			if _, err := peekOpenAI(anthropic.Arrived(buf)); err != nil {
+			if _, err := peekOpenAI(anthropic.Arrived(buf), nil); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -42,13 +42,13 @@ func BenchmarkClientScreen800KB(b *testing.B) {
 	b.Run("read-and-peek", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {
-			if _, err := peekOpenAI(anthropic.NewArriving(&chunkReader{body: body, size: 64 << 10}, buf)); err != nil {
+			if _, err := peekOpenAI(anthropic.NewArriving(&chunkReader{body: body, size: 64 << 10}, buf), nil); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	// The screen alone, from what the peek gathered: it reads no byte of the body.
-	p, err := peekOpenAI(anthropic.Arrived(body))
+	p, err := peekOpenAI(anthropic.Arrived(body), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

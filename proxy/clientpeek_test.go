@@ -179,7 +179,7 @@ var clientPeeks = []struct {
 	peek  func(*anthropic.Arriving) (clientPeek, error)
 	slice func([]byte) (clientPeek, error)
 }{
-	{"chat and responses", peekOpenAI, peekOpenAISlice},
+	{"chat and responses", func(a *anthropic.Arriving) (clientPeek, error) { return peekOpenAI(a, nil) }, peekOpenAISlice},
 	{"gemini", peekGemini, peekGeminiSlice},
 }
 

@@ -39,6 +39,7 @@ func (s *Server) inbound(w http.ResponseWriter, r *http.Request, cfg *Config, co
 		}
 		messages = client
 		if !pivot {
+			s.chats.remember(client, rb.chat)
 			messages, peek, e = s.inboundForeign(r, cfg, comp, c, client, cp)
 			if e != nil {
 				client.release()
@@ -124,6 +125,7 @@ func (s *Server) translateInbound(r *http.Request, c *call, client *requestBody)
 type recalledBody struct {
 	found anthropic.Recollection
 	marks *anthropic.Marks
+	chat  *chatRecallScan // a Chat body's (chatrecall.go)
 }
 
 // readBody buffers the request body within the limit (retries replay it) and peeks at it
@@ -174,7 +176,8 @@ func (s *Server) readBody(r *http.Request, limit int64, proto clientProtocol, fo
 					return true
 				}}
 			}
-			*foreign, err = proto.peek(anthropic.NewArriving(src, body.buf))
+			rb.chat = s.chats.scan(len(body.buf))
+			*foreign, err = proto.peek(anthropic.NewArriving(src, body.buf), rb.chat)
 		}
 	} else {
 		// Chunked upload: size unknown, so read it all, then peek.
@@ -191,7 +194,7 @@ func (s *Server) readBody(r *http.Request, limit int64, proto clientProtocol, fo
 			if peekMessages {
 				peek, err = anthropic.PeekRequest(body.buf)
 			} else {
-				*foreign, err = proto.peek(anthropic.Arrived(body.buf))
+				*foreign, err = proto.peek(anthropic.Arrived(body.buf), nil)
 			}
 		}
 	}

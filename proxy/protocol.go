@@ -42,7 +42,7 @@ type clientProtocol interface {
 	// peek reads what routing needs from the client's own body while it arrives, checking its
 	// syntax, without translating it (clientpeek.go). Unused for Messages, whose reader peeks
 	// with anthropic.ReadAndPeek.
-	peek(a *anthropic.Arriving) (clientPeek, error)
+	peek(a *anthropic.Arriving, rs *chatRecallScan) (clientPeek, error)
 	// lazy reports whether a request the engine would leave alone may skip its translation
 	// into Messages when an account of the client's own protocol takes it. Not for Responses:
 	// its conversation is kept for previous_response_id from the Messages shape.
@@ -111,8 +111,10 @@ func (messagesClient) streamFromMessages(*translation) streamEncoder { return ni
 func (messagesClient) streamContentType(*translation) string         { return "text/event-stream" }
 func (messagesClient) errorBody(e *Error) []byte                     { return anthropic.ErrorJSON(e.Type, e.Message) }
 func (messagesClient) forwardHeader(name string) bool                { return anthropic.ForwardHeader(name) }
-func (messagesClient) peek(*anthropic.Arriving) (clientPeek, error)  { return clientPeek{}, nil }
-func (messagesClient) lazy() bool                                    { return false }
+func (messagesClient) peek(*anthropic.Arriving, *chatRecallScan) (clientPeek, error) {
+	return clientPeek{}, nil
+}
+func (messagesClient) lazy() bool { return false }
 
 // responsesClient is OpenAI's Responses API (Codex CLI, the OpenAI SDKs' responses.create).
 type responsesClient struct{}
@@ -142,11 +144,13 @@ func (responsesClient) replyFromMessages(body []byte, t *translation) ([]byte, e
 func (responsesClient) streamFromMessages(t *translation) streamEncoder {
 	return openai.NewResponsesStreamFromAnthropic(t.responsesReplyOptions())
 }
-func (responsesClient) streamContentType(*translation) string          { return "text/event-stream" }
-func (responsesClient) errorBody(e *Error) []byte                      { return openAIErrorBody(e) }
-func (responsesClient) forwardHeader(name string) bool                 { return openAIForwardHeader(name) }
-func (responsesClient) peek(a *anthropic.Arriving) (clientPeek, error) { return peekOpenAI(a) }
-func (responsesClient) lazy() bool                                     { return false }
+func (responsesClient) streamContentType(*translation) string { return "text/event-stream" }
+func (responsesClient) errorBody(e *Error) []byte             { return openAIErrorBody(e) }
+func (responsesClient) forwardHeader(name string) bool        { return openAIForwardHeader(name) }
+func (responsesClient) peek(a *anthropic.Arriving, _ *chatRecallScan) (clientPeek, error) {
+	return peekOpenAI(a, nil)
+}
+func (responsesClient) lazy() bool { return false }
 
 func (t *translation) responsesReplyOptions() openai.ResponsesReplyOptions {
 	return openai.ResponsesReplyOptions{Model: t.model, Echo: t.echo}
@@ -197,9 +201,11 @@ func (geminiClient) streamContentType(t *translation) string {
 func (geminiClient) errorBody(e *Error) []byte {
 	return gemini.ErrorFromAnthropic(e.Status, anthropic.ErrorJSON(e.Type, e.Message))
 }
-func (geminiClient) forwardHeader(name string) bool                 { return geminiForwardHeader(name) }
-func (geminiClient) peek(a *anthropic.Arriving) (clientPeek, error) { return peekGemini(a) }
-func (geminiClient) lazy() bool                                     { return true }
+func (geminiClient) forwardHeader(name string) bool { return geminiForwardHeader(name) }
+func (geminiClient) peek(a *anthropic.Arriving, _ *chatRecallScan) (clientPeek, error) {
+	return peekGemini(a)
+}
+func (geminiClient) lazy() bool { return true }
 
 // openAIErrorBody renders e in OpenAI's shape ({"error":{"message","type","param","code"}}),
 // keeping the code a translation set and naming an over-long prompt as OpenAI does.

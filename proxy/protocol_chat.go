@@ -45,9 +45,11 @@ func (chatClient) errorBody(e *Error) []byte {
 	}
 	return openai.ErrorJSON(e.Status, e.Code, e.Param, e.Message)
 }
-func (chatClient) forwardHeader(name string) bool                 { return openAIForwardHeader(name) }
-func (chatClient) peek(a *anthropic.Arriving) (clientPeek, error) { return peekOpenAI(a) }
-func (chatClient) lazy() bool                                     { return true }
+func (chatClient) forwardHeader(name string) bool { return openAIForwardHeader(name) }
+func (chatClient) peek(a *anthropic.Arriving, rs *chatRecallScan) (clientPeek, error) {
+	return peekOpenAI(a, rs)
+}
+func (chatClient) lazy() bool { return true }
 
 // chatUpstream is an OpenAI-compatible Chat Completions server (the official API, DeepSeek,
 // OpenRouter, Ollama, LM Studio, vLLM…) at the account's base URL, as a user gives it to the

@@ -123,6 +123,8 @@ type Server struct {
 	recall *anthropic.Recall
 	// prefixes are the starts of recent requests of other protocols, for sending early.
 	prefixes recentPrefixes
+	// chats is the Chat Completions peek's recall (chatrecall.go).
+	chats    chatRecall
 	handler  http.Handler
 	ui       atomic.Pointer[http.Handler] // Options.UI, or SetUI's; nil: /longhaul/ is not served
 	guard    *Guard

@@ -147,6 +147,10 @@ func (a *Arriving) SkipValue(i int) (int, error) {
 	return a.s.i, nil
 }
 
+// Has reports whether the first end bytes have arrived, reading until they have; false when the
+// body ends (or fails) before.
+func (a *Arriving) Has(end int) bool { return end <= 0 || a.at(end-1) }
+
 // Rest reads the rest of the body and returns it whole; err is a *ReadError when the
 // client's body failed or ended short.
 func (a *Arriving) Rest() ([]byte, error) {
