@@ -152,7 +152,7 @@ func (s *Server) readBody(r *http.Request, limit int64, proto clientProtocol, fo
 		if peekMessages {
 			var src io.Reader = r.Body
 			var onFound func(anthropic.Recollection)
-			if sendEarly != nil {
+			if sendEarly != nil && len(body.buf) >= minEarlyBody { // the recall leaves smaller ones alone
 				g := newGrowingBody(body)
 				src = &publishingReader{r: r.Body, g: g}
 				onFound = func(found anthropic.Recollection) {
