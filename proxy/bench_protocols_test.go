@@ -16,8 +16,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -137,27 +135,18 @@ func (t *chatTurns) next(buf []byte) []byte {
 func BenchmarkChatPassthrough800KB(b *testing.B) {
 	up, forwarded := fastChatUpstream()
 	defer up.Close()
-	target, _ := url.Parse(up.URL)
-	bare := httptest.NewServer(&httputil.ReverseProxy{
-		Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(target) },
-		FlushInterval: -1,
-	})
-	defer bare.Close()
-	// The shipped defaults, with a window large enough that the 800 KB request is not
-	// compacted: this measures the passthrough, not the engine.
-	cfg := Config{Compaction: CompactionConfig{ContextLimits: map[string]int{"gpt-*": 10_000_000}}}
-	srv, err := New(cfg, Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv.SetAccounts([]pool.Account{{ID: 1, Kind: pool.KindOpenAI, BaseURL: up.URL + "/v1", Secret: "sk-bench-chat-account", Enabled: true}})
-	lh := httptest.NewServer(srv.Handler())
-	defer lh.Close()
+	// Each proxy runs in its own process, as users run Longhaul and as shipped-bench measures
+	// the Anthropic passthrough: in one process the client's, the upstream's and the other
+	// proxy's allocations and collections would be charged to whichever proxy ran then.
+	bare := startBenchChild(b, "bare", up.URL)
+	defer bare.stop(b)
+	lh := startBenchChild(b, "longhaul-chat", up.URL)
+	defer lh.stop(b)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
 	defer client.CloseIdleConnections()
 
 	names := []string{"direct", "bare", "longhaul"}
-	paths := map[string]string{"direct": up.URL + "/v1/chat/completions", "bare": bare.URL + "/v1/chat/completions", "longhaul": lh.URL + "/v1/chat/completions"}
+	paths := map[string]string{"direct": up.URL + "/v1/chat/completions", "bare": bare.base + "/v1/chat/completions", "longhaul": lh.base + "/v1/chat/completions"}
 	turns := newChatTurns(800 << 10)
 	// One buffer per path, rewritten with each turn outside the clock: building a body
 	// allocates nothing the timed requests would pay for in GC.

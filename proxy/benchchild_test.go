@@ -92,6 +92,21 @@ func startBenchProxy(kind, upstream string) (base string, stop func(), err error
 		return "", nil, fmt.Errorf("bad upstream URL %q: %v", upstream, err)
 	}
 	switch kind {
+	case "longhaul-chat":
+		// The same, with an OpenAI account: Chat Completions clients pass through to it.
+		srv, err := New(Config{Port: 0, Compaction: CompactionConfig{ContextLimits: map[string]int{"gpt-*": benchContextLimit}}}, Options{})
+		if err != nil {
+			return "", nil, err
+		}
+		srv.SetAccounts([]pool.Account{{ID: 1, Label: "bench", Kind: pool.KindOpenAI, BaseURL: upstream + "/v1", Secret: "sk-bench-chat-account", Enabled: true}})
+		if err := srv.Start(); err != nil {
+			return "", nil, err
+		}
+		return "http://" + srv.Addr(), func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			srv.Stop(ctx) //nolint:errcheck // best effort at the end of a benchmark
+		}, nil
 	case "longhaul":
 		// A window large enough that the 800 KB request triggers no layer:
 		// the benchmark measures what the compaction engine costs a request

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -282,12 +283,20 @@ func (rp *recentPrefixes) match(protocol string, start []byte) *turnNote {
 func (rp *recentPrefixes) remember(protocol string, start []byte, note *turnNote) {
 	rp.mu.Lock()
 	defer rp.mu.Unlock()
+	// A session's turns all start alike: the copy of the turn replaced serves the new one, so
+	// a session's turns copy (32 KiB of garbage each) only once.
+	var copied []byte
 	kept := rp.entries[:0]
 	for _, e := range rp.entries {
-		if e.protocol != protocol || !bytes.Equal(e.start, start) {
-			kept = append(kept, e)
+		if e.protocol == protocol && bytes.Equal(e.start, start) {
+			copied = e.start
+			continue
 		}
+		kept = append(kept, e)
+	}
+	if copied == nil {
+		copied = bytes.Clone(start)
 	}
 	kept = kept[:min(len(kept), maxPrefixes-1)]
-	rp.entries = append([]recentPrefix{{protocol: protocol, start: bytes.Clone(start), note: note}}, kept...)
+	rp.entries = slices.Insert(kept, 0, recentPrefix{protocol: protocol, start: copied, note: note})
 }
