@@ -58,12 +58,16 @@ type options struct {
 
 // load sizes one round of one target.
 type load struct {
-	large, small   int           // sequential 800 KB and ~1 KB requests
-	c32            time.Duration // small requests at concurrency 32
-	streams, waves int           // concurrent 800 KB streams, waves of them
+	large, small           int           // sequential 800 KB and ~1 KB requests
+	largeBlock, smallBlock int           // how many of them a target sends before the next takes its turn
+	c32                    time.Duration // small requests at concurrency 32
+	streams, waves         int           // concurrent 800 KB streams, waves of them
 }
 
-var fullLoad = load{large: 200, small: 300, c32: 2 * time.Second, streams: 64, waves: 2}
+// fullLoad is a round of `make bench`. A block of either size outlasts the recorder's 100 ms
+// tick (40 × ~2.5 ms, 300 × ~0.7 ms), so the history a target writes after its replies lands
+// mostly in its own block, on its own figures.
+var fullLoad = load{large: 200, small: 1200, largeBlock: 40, smallBlock: 300, c32: 2 * time.Second, streams: 64, waves: 2}
 
 // figures are one round's measurements of one target.
 type figures struct {
@@ -127,20 +131,24 @@ func run(o options, out io.Writer) error {
 	var direct []figures
 	loadEnd := map[string]time.Time{}
 	for round := range o.rounds {
-		d, err := measureDirect(up, w, fullLoad)
+		// Latency and CPU: every target (and the upstream itself, direct) in turns.
+		lat, err := measureLatency(up, w, procs, fullLoad, round)
 		if err != nil {
-			return fmt.Errorf("direct: %w", err)
+			return err
 		}
-		direct = append(direct, d)
-		// Each round starts with a different target, so no target always runs first.
+		direct = append(direct, lat["direct"])
+		// Load and memory: one target at a time; each round starts with a different one.
 		for i := range procs {
 			p := procs[(i+round)%len(procs)]
-			f, err := measure(up, w, p, fullLoad, o.profile != "" && round == o.rounds-1)
-			if err != nil {
+			f := lat[p.name]
+			if err := measureLoad(up, w, p, fullLoad, &f, o.profile != "" && round == o.rounds-1); err != nil {
 				return fmt.Errorf("%s: %w", p.name, err)
 			}
 			loadEnd[p.name] = time.Now()
 			results[p.name] = append(results[p.name], f)
+		}
+		for _, p := range procs {
+			f := results[p.name][round]
 			fmt.Fprintf(out, "  round %d %-16s 800KB p50 %8v  small p50 %8v  c32 %6.0f req/s  cpu/1000 %6.2fs  peak %6.1f MB\n",
 				round+1, p.name, f.large.Round(time.Microsecond), f.small.Round(time.Microsecond), f.c32, f.cpuPer1000.Seconds(), f.peakMB)
 		}
@@ -210,9 +218,13 @@ func newWorkload() *workload {
 
 // next returns a fresh body: head + a text no other request of the run carries + tail.
 func (w *workload) next(head, tail []byte) []byte {
+	return w.nextInto(nil, head, tail)
+}
+
+// nextInto is next written into buf's memory (reused once the previous request is done).
+func (w *workload) nextInto(buf, head, tail []byte) []byte {
 	w.n++
-	b := make([]byte, 0, len(head)+len(tail)+32)
-	b = append(b, head...)
+	b := append(buf[:0], head...)
 	b = fmt.Appendf(b, `"text":"continue with step %d"`, w.n)
 	return append(b, tail...)
 }
@@ -227,65 +239,127 @@ func smallRequest() []byte {
 	return []byte(head + text[:size-len(head)-len(tail)] + tail)
 }
 
-func measureDirect(up *proxytest.Upstream, w *workload, l load) (figures, error) {
-	var f figures
+// endpoint is where a latency phase sends its requests: a target process, or the upstream
+// itself ("direct", pid 0: no CPU is read).
+type endpoint struct {
+	name, base string
+	pid        int
+}
+
+// measureLatency measures one round's sequential latencies (800 KB and small requests) and the
+// CPU per 1,000 large requests, with the targets taking turns in blocks (interleaved): this
+// 2-core VM's own drift moved a whole back-to-back phase by ±30 %, which blocks spread over
+// every target alike. A process's CPU is its own whenever it is spent, so it is read around the
+// whole large phase, every process quiet at both ends: the history written after the replies
+// is in it.
+func measureLatency(up *proxytest.Upstream, w *workload, procs []*process, l load, round int) (map[string]figures, error) {
+	eps := []endpoint{{name: "direct", base: up.URL}}
+	for _, p := range procs {
+		eps = append(eps, endpoint{name: p.name, base: p.base, pid: p.pid()})
+	}
+	cpu0, err := quiesceAll(eps)
+	if err != nil {
+		return nil, err
+	}
+	msg := proxytest.TextMessage(proxytest.DefaultModel, "Hello from the benchmark.")
+	up.SetDefault(proxytest.Reply{Message: msg})
+	want := len(msg.JSON())
+	c := newClient()
+	defer c.CloseIdleConnections()
+	// Each request a session's next turn, written into one buffer per endpoint outside the clock
+	// (the previous request is done with it).
+	bufs := map[string][]byte{}
+	large, err := interleaved(c, eps, l.large, l.largeBlock, round, func(ep endpoint) []byte {
+		bufs[ep.name] = w.nextInto(bufs[ep.name], w.largeHead, w.largeTail)
+		return bufs[ep.name]
+	}, want)
+	if err != nil {
+		return nil, fmt.Errorf("800 KB requests: %w", err)
+	}
+	cpu1, err := quiesceAll(eps)
+	if err != nil {
+		return nil, err
+	}
+	small, err := interleaved(c, eps, l.small, l.smallBlock, round, func(endpoint) []byte { return w.small }, want)
+	if err != nil {
+		return nil, fmt.Errorf("small requests: %w", err)
+	}
+	out := map[string]figures{}
+	for _, ep := range eps {
+		f := figures{large: large[ep.name], small: small[ep.name]}
+		if ep.pid != 0 {
+			f.cpuPer1000 = (cpu1[ep.name] - cpu0[ep.name]) * 1000 / time.Duration(l.large)
+		}
+		out[ep.name] = f
+	}
+	return out, nil
+}
+
+// interleaved sends each endpoint n requests one after another, in blocks of block requests,
+// the endpoints taking turns block by block (the order rotated by round and by block, so none
+// always follows the same neighbour), and returns each endpoint's p50 round trip.
+func interleaved(c *http.Client, eps []endpoint, n, block, round int, body func(endpoint) []byte, wantLen int) (map[string]time.Duration, error) {
+	took := map[string][]time.Duration{}
+	for _, ep := range eps { // a warm connection each, outside the figures
+		if err := post(c, ep.base, body(ep), wantLen); err != nil {
+			return nil, fmt.Errorf("%s: %w", ep.name, err)
+		}
+	}
+	for b := 0; b*block < n; b++ {
+		for i := range eps {
+			ep := eps[(i+b+round)%len(eps)]
+			for range min(block, n-b*block) {
+				req := body(ep)
+				t0 := time.Now()
+				if err := post(c, ep.base, req, wantLen); err != nil {
+					return nil, fmt.Errorf("%s: %w", ep.name, err)
+				}
+				took[ep.name] = append(took[ep.name], time.Since(t0))
+			}
+		}
+	}
+	p50 := map[string]time.Duration{}
+	for name, ds := range took {
+		p50[name] = median(ds)
+	}
+	return p50, nil
+}
+
+// quiesceAll waits until every target process is quiet and returns each one's CPU time then.
+func quiesceAll(eps []endpoint) (map[string]time.Duration, error) {
+	cpu := map[string]time.Duration{}
+	for _, ep := range eps {
+		if ep.pid == 0 {
+			continue
+		}
+		if _, err := quiesce(ep.pid); err != nil {
+			return nil, err
+		}
+	}
+	// Read after all are quiet: one still writing when the first was read would move.
+	for _, ep := range eps {
+		if ep.pid == 0 {
+			continue
+		}
+		t, err := procCPU(ep.pid)
+		if err != nil {
+			return nil, err
+		}
+		cpu[ep.name] = t
+	}
+	return cpu, nil
+}
+
+// measureLoad runs one round's load phases against p alone: small requests at concurrency 32,
+// then waves of concurrent 800 KB streams (its peak RSS).
+func measureLoad(up *proxytest.Upstream, w *workload, p *process, l load, f *figures, heapProfile bool) error {
+	msg := proxytest.TextMessage(proxytest.DefaultModel, "Hello from the benchmark.")
+	up.SetDefault(proxytest.Reply{Message: msg})
+	c := newClient()
+	defer c.CloseIdleConnections()
 	var err error
-	if f.large, err = measureLarge(up, w, up.URL, l); err != nil {
-		return f, err
-	}
-	f.small, err = measureSmall(up, w, up.URL, l)
-	return f, err
-}
-
-// measureLarge returns the p50 round trip of l.large sequential 800 KB requests.
-func measureLarge(up *proxytest.Upstream, w *workload, base string, l load) (time.Duration, error) {
-	msg := proxytest.TextMessage(proxytest.DefaultModel, "Hello from the benchmark.")
-	up.SetDefault(proxytest.Reply{Message: msg})
-	c := newClient()
-	defer c.CloseIdleConnections()
-	// Bodies are built before the clock starts, so the figure is the round trip alone.
-	larges := make([][]byte, l.large)
-	for i := range larges {
-		larges[i] = w.next(w.largeHead, w.largeTail)
-	}
-	return sequential(c, base, l.large, func(i int) []byte { return larges[i] }, len(msg.JSON()))
-}
-
-// measureSmall returns the p50 round trip of l.small sequential ~1 KB requests.
-func measureSmall(up *proxytest.Upstream, w *workload, base string, l load) (time.Duration, error) {
-	msg := proxytest.TextMessage(proxytest.DefaultModel, "Hello from the benchmark.")
-	up.SetDefault(proxytest.Reply{Message: msg})
-	c := newClient()
-	defer c.CloseIdleConnections()
-	return sequential(c, base, l.small, func(int) []byte { return w.small }, len(msg.JSON()))
-}
-
-// measure runs one round of the load against p.
-func measure(up *proxytest.Upstream, w *workload, p *process, l load, heapProfile bool) (figures, error) {
-	// History is written after the reply, so the CPU window opens and closes on a quiet
-	// process: it holds the whole cost of the large requests, wherever it was spent.
-	cpu0, err := quiesce(p.pid())
-	if err != nil {
-		return figures{}, err
-	}
-	var f figures
-	if f.large, err = measureLarge(up, w, p.base, l); err != nil {
-		return f, err
-	}
-	cpu1, err := quiesce(p.pid())
-	if err != nil {
-		return f, err
-	}
-	f.cpuPer1000 = (cpu1 - cpu0) * 1000 / time.Duration(l.large)
-	if f.small, err = measureSmall(up, w, p.base, l); err != nil {
-		return f, err
-	}
-
-	msg := proxytest.TextMessage(proxytest.DefaultModel, "Hello from the benchmark.")
-	c := newClient()
-	defer c.CloseIdleConnections()
 	if f.c32, err = throughput(c, p.base, 32, l.c32, w.small, len(msg.JSON())); err != nil {
-		return f, err
+		return err
 	}
 
 	// 20 events 30 ms apart: each stream lasts ~600 ms, so all of a wave overlap.
@@ -300,13 +374,13 @@ func measure(up *proxytest.Upstream, w *workload, p *process, l load, heapProfil
 			time.AfterFunc(400*time.Millisecond, p.askHeapProfile)
 		}
 		if err := concurrentWave(c, p.base, l.streams, func(i int) []byte { return bodies[i] }, len(stream.SSE())); err != nil {
-			return f, fmt.Errorf("streams: %w", err)
+			return fmt.Errorf("streams: %w", err)
 		}
 	}
 	if f.peakMB, _, err = proxytest.ProcMemMB(p.pid()); err != nil {
-		return f, err
+		return err
 	}
-	return f, nil
+	return nil
 }
 
 // quiesce waits until the process has used no CPU for half a second (at most 30 s) and

@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,21 +26,40 @@ func TestHarnessSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	front := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(target) }, FlushInterval: -1})
+	var proxied atomic.Int64
+	rp := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(target) }, FlushInterval: -1}
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		proxied.Add(1)
+		rp.ServeHTTP(w, r)
+	}))
 	defer front.Close()
 	p := &process{name: "bare", base: front.URL}
 	w := newWorkload()
 	l := load{large: 3, small: 3, c32: 50 * time.Millisecond, streams: 4, waves: 1}
 
-	d, err := measureDirect(up, w, l)
-	if err != nil || d.large <= 0 || d.small <= 0 {
-		t.Fatalf("measureDirect = %+v, %v; want both latencies", d, err)
-	}
-	large, err := measureLarge(up, w, p.base, l)
-	if err != nil || large <= 0 {
-		t.Fatalf("measureLarge through the proxy = %v, %v", large, err)
-	}
+	// Blocks of 2 over 5 requests: every endpoint gets all 5 (and one warm-up), checked each.
 	msg := proxytest.TextMessage(proxytest.DefaultModel, "Hello from the benchmark.")
+	up.SetDefault(proxytest.Reply{Message: msg})
+	eps := []endpoint{{name: "direct", base: up.URL}, {name: "bare", base: front.URL}}
+	var sent []string
+	lat, err := interleaved(newClient(), eps, 5, 2, 1, func(ep endpoint) []byte {
+		sent = append(sent, ep.name)
+		return w.next(w.largeHead, w.largeTail)
+	}, len(msg.JSON()))
+	if err != nil || lat["direct"] <= 0 || lat["bare"] <= 0 {
+		t.Fatalf("interleaved = %v, %v; want a p50 for each endpoint", lat, err)
+	}
+	if n := proxied.Load(); n != 6 {
+		t.Errorf("the proxy got %d requests; want 6 (5 and a warm-up)", n)
+	}
+	// The targets take turns: after the warm-ups, blocks of 2, 2 and 1, starting with bare
+	// (round 1 rotates the order by one).
+	if got, want := strings.Join(sent, " "), "direct bare bare bare direct direct direct direct bare bare bare direct"; got != want {
+		t.Errorf("requests went to\n%s\nwant\n%s", got, want)
+	}
+	if _, err := quiesceAll(eps[:1]); err != nil {
+		t.Errorf("quiesceAll with no process: %v", err)
+	}
 	if rps, err := throughput(newClient(), p.base, 4, l.c32, w.small, len(msg.JSON())); err != nil || rps <= 0 {
 		t.Fatalf("throughput = %v, %v", rps, err)
 	}
@@ -67,7 +88,8 @@ func TestHarnessSmoke(t *testing.T) {
 		t.Errorf("proxytest.ProcMemMB(self) = %v, %v, %v; want peak ≥ current > 0", peak, cur, err)
 	}
 
-	f := figures{large: large, small: d.small, c32: 100, cpuPer1000: time.Second, peakMB: 50, idleMB: 20}
+	d := figures{large: lat["direct"], small: lat["direct"]}
+	f := figures{large: lat["bare"], small: lat["bare"], c32: 100, cpuPer1000: time.Second, peakMB: 50, idleMB: 20}
 	var out strings.Builder
 	printTable(&out, options{rounds: 1, idle: time.Minute}, []figures{d}, map[string][]figures{"bare": {f}, "shipped": {f}},
 		[]*process{p, {name: "shipped"}})

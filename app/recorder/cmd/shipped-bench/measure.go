@@ -58,21 +58,6 @@ func post(c *http.Client, base string, body []byte, wantLen int) error {
 	return nil
 }
 
-// sequential sends n requests one after another (body(i) is the i-th) and returns the p50
-// of their round trips.
-func sequential(c *http.Client, base string, n int, body func(i int) []byte, wantLen int) (time.Duration, error) {
-	took := make([]time.Duration, 0, n)
-	for i := range n {
-		b := body(i)
-		t0 := time.Now()
-		if err := post(c, base, b, wantLen); err != nil {
-			return 0, fmt.Errorf("request %d: %w", i, err)
-		}
-		took = append(took, time.Since(t0))
-	}
-	return median(took), nil
-}
-
 // throughput runs workers concurrent request loops for d and returns completed requests per
 // second.
 func throughput(c *http.Client, base string, workers int, d time.Duration, body []byte, wantLen int) (float64, error) {
