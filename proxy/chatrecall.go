@@ -31,6 +31,7 @@ const (
 )
 
 type chatRecalled struct {
+	tag           string // the exchange the body was remembered for
 	body          *requestBody
 	start         int
 	first, second anthropic.Span
@@ -73,14 +74,14 @@ func (rc *chatRecall) candidates(start int) []*chatRecalled {
 	return out
 }
 
-// remember keeps body (taking a reference of its own) with what rs learnt of it; the entry it
-// repeats is replaced.
-func (rc *chatRecall) remember(body *requestBody, rs *chatRecallScan) {
+// remember keeps body (taking a reference of its own) with what rs learnt of it, for exchange
+// tag; the entry it repeats is replaced.
+func (rc *chatRecall) remember(body *requestBody, rs *chatRecallScan, tag string) {
 	if rs == nil || len(rs.marks) == 0 || len(body.buf) > maxChatRecalledBytes/2 {
 		return
 	}
 	body.retain()
-	e := &chatRecalled{body: body, start: rs.start, first: rs.first, second: rs.second, marks: rs.marks}
+	e := &chatRecalled{tag: tag, body: body, start: rs.start, first: rs.first, second: rs.second, marks: rs.marks}
 	e.refs.Store(1)
 	var drop []*chatRecalled
 	rc.mu.Lock()
@@ -108,14 +109,38 @@ func (rc *chatRecall) remember(body *requestBody, rs *chatRecallScan) {
 	}
 }
 
-// chatRecallScan is one peek's use of the recall: the marks it makes and the entry it used.
+// chatRecallScan is one peek's use of the recall: the marks it makes and the entry it used,
+// whose first shared bytes the body repeats.
 type chatRecallScan struct {
 	rc            *chatRecall
 	start         int
 	first, second anthropic.Span
 	marks         []chatMark
 	used          *chatRecalled
+	shared        int
 	entered       bool
+}
+
+// repeats says which remembered exchange's body this one starts with, and for how many bytes
+// (through the end of a message); ok false when none. The history stores those bytes as a
+// reference to that body without reading them (store/bodies.go).
+func (rs *chatRecallScan) repeats() (tag string, shared int, ok bool) {
+	if rs == nil || rs.used == nil {
+		return "", 0, false
+	}
+	return rs.used.tag, rs.shared, true
+}
+
+// messageEnds are where the body's messages end, ascending.
+func (rs *chatRecallScan) messageEnds() []int {
+	if rs == nil {
+		return nil
+	}
+	ends := make([]int, len(rs.marks))
+	for i, m := range rs.marks {
+		ends[i] = m.end
+	}
+	return ends
 }
 
 // enter is called at each messages key: marks are of one array, so a body that repeats the
@@ -159,7 +184,7 @@ func (rs *chatRecallScan) skip(a *anthropic.Arriving, mi int) (chatMark, bool) {
 			continue
 		}
 		rs.marks = append(make([]chatMark, 0, len(e.marks)+4), e.marks[:k+1]...)
-		rs.first, rs.used = e.first, e
+		rs.first, rs.used, rs.shared = e.first, e, from
 		if k >= 1 {
 			rs.second = e.second
 		}

@@ -36,20 +36,27 @@ func chatBody(msgs []string, tail string) []byte {
 	return []byte(`{"model":"gpt-4.1","stream":true,"messages":[` + strings.Join(msgs, ",") + `]` + tail + `}`)
 }
 
-// peekChatRecalled peeks body through rc (reading it in halves) and remembers it; it returns
-// the peek, its error, and the entry the recall used (nil: none).
-func peekChatRecalled(rc *chatRecall, body []byte, r func(io.Reader) io.Reader) (clientPeek, error, *chatRecalled) {
+// peekChatRecalled peeks body through rc (read by r) and remembers it as exchange tag; it
+// returns the peek, its error, and the entry the recall used (nil: none) with how many bytes
+// of it the body repeats.
+func peekChatRecalled(rc *chatRecall, body []byte, r func(io.Reader) io.Reader, tag string) (clientPeek, error, *chatRecalled, int) {
 	buf := staticBody(make([]byte, len(body)))
 	rs := rc.scan(len(body))
 	p, err := peekOpenAI(anthropic.NewArriving(r(bytes.NewReader(body)), buf.buf), rs)
 	var used *chatRecalled
+	var shared int
 	if rs != nil {
 		used = rs.used
+		if usedTag, n, ok := rs.repeats(); ok != (used != nil) || ok && usedTag != used.tag {
+			panic(fmt.Sprintf("repeats() = %q, %d, %v; the scan used %v", usedTag, n, ok, used))
+		} else {
+			shared = n
+		}
 	}
 	if err == nil {
-		rc.remember(buf, rs)
+		rc.remember(buf, rs, tag)
 	}
-	return p, err, used
+	return p, err, used, shared
 }
 
 func TestChatRecallPeeksAsAFullWalk(t *testing.T) {
@@ -81,14 +88,24 @@ func TestChatRecallPeeksAsAFullWalk(t *testing.T) {
 		r    func(io.Reader) io.Reader
 	}{{"whole", func(r io.Reader) io.Reader { return r }}, {"halves", iotest.HalfReader}, {"bytes", iotest.OneByteReader}} {
 		rc := &chatRecall{}
+		sent := map[string][]byte{}
 		for _, st := range steps {
 			want, wantErr := peekOpenAI(anthropic.Arrived(st.body), nil)
-			got, err, used := peekChatRecalled(rc, st.body, reader.r)
+			got, err, used, shared := peekChatRecalled(rc, st.body, reader.r, st.name)
+			sent[st.name] = st.body
 			if got != want || fmt.Sprint(err) != fmt.Sprint(wantErr) {
 				t.Fatalf("%s, read %s: recalled peek %+v, %v; the full walk gives %+v, %v", st.name, reader.name, got, err, want, wantErr)
 			}
 			if (used != nil) != st.recalls {
 				t.Errorf("%s, read %s: recalled %v; want %v", st.name, reader.name, used != nil, st.recalls)
+			}
+			// What the history is told: the body names a remembered exchange whose first bytes,
+			// through the end of a message, it repeats exactly.
+			if used != nil {
+				prev := sent[used.tag]
+				if shared <= 0 || shared > len(st.body) || shared > len(prev) || !bytes.Equal(st.body[:shared], prev[:shared]) || st.body[shared-1] != '}' {
+					t.Errorf("%s, read %s: repeats %d bytes of %q, which are not an equal run of whole messages", st.name, reader.name, shared, used.tag)
+				}
 			}
 		}
 	}
@@ -109,7 +126,7 @@ func TestChatRecallReleasesEachBodyOnce(t *testing.T) {
 		if _, err := peekOpenAI(anthropic.Arrived(b.buf), rs); err != nil {
 			t.Fatal(err)
 		}
-		rc.remember(b, rs)
+		rc.remember(b, rs, fmt.Sprint(i))
 		b.release() // the handler lets go; the recall holds its own reference
 		bodies = append(bodies, b)
 	}
@@ -149,11 +166,14 @@ func FuzzChatRecall(f *testing.F) {
 		at = min(max(at, 0), len(base))
 		second := append(append(append([]byte(nil), base[:at]...), insert...), base[at:]...)
 		rc := &chatRecall{}
-		peekChatRecalled(rc, base, func(r io.Reader) io.Reader { return r })
+		peekChatRecalled(rc, base, func(r io.Reader) io.Reader { return r }, "base")
 		want, wantErr := peekOpenAI(anthropic.Arrived(second), nil)
-		got, err, _ := peekChatRecalled(rc, second, iotest.HalfReader)
+		got, err, used, shared := peekChatRecalled(rc, second, iotest.HalfReader, "second")
 		if got != want || fmt.Sprint(err) != fmt.Sprint(wantErr) {
 			t.Fatalf("recalled peek %+v, %v; the full walk gives %+v, %v", got, err, want, wantErr)
+		}
+		if used != nil && (shared <= 0 || shared > len(second) || shared > len(base) || !bytes.Equal(second[:shared], base[:shared])) {
+			t.Fatalf("repeats %d bytes of the base, which differ", shared)
 		}
 	})
 }

@@ -38,8 +38,14 @@ func (s *Server) inbound(w http.ResponseWriter, r *http.Request, cfg *Config, co
 			ex.RequestMessageEnds = rb.marks.MessageEnds()
 		}
 		messages = client
+		if tag, shared, ok := rb.chat.repeats(); ok {
+			ex.RequestRepeats = RequestRepeats{Exchange: tag, Bytes: shared}
+		}
+		if cfg.CaptureBodies && rb.chat != nil {
+			ex.RequestMessageEnds = rb.chat.messageEnds()
+		}
 		if !pivot {
-			s.chats.remember(client, rb.chat)
+			s.chats.remember(client, rb.chat, ex.ID)
 			messages, peek, e = s.inboundForeign(r, cfg, comp, c, client, cp)
 			if e != nil {
 				client.release()

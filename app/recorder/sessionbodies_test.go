@@ -1,7 +1,13 @@
 package recorder
 
 import (
+	"io"
+	"net/http"
+
 	"fmt"
+	"longhaul/proxy/pool"
+	"longhaul/proxy/proxytest"
+	"longhaul/store"
 	"strings"
 	"testing"
 )
@@ -50,6 +56,63 @@ func TestSessionTurnsStoredFromWhatTheProxyFound(t *testing.T) {
 	// Each session's first turn has no previous one; the edited turn repeats nothing (its first
 	// message changed); the turn after it repeats the turn before the edit, not the body the
 	// writer remembers (the edited one), so the writer compares it itself.
+	if got, want := f.rec.Stats().BodiesRepeated, int64(len(ids)-4); got != want {
+		t.Errorf("%d bodies stored from the proxy's comparison; want %d", got, want)
+	}
+}
+
+// chatTurn is turn n of a Chat Completions conversation, as sessionTurn is of a Messages one.
+func chatTurn(system string, n int, edit string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `{"model":"gpt-4.1","messages":[{"role":"system","content":%q},{"role":"user","content":"Fix the tests.%s"}`, system, edit)
+	for i := range n {
+		fmt.Fprintf(&b, `,{"role":"assistant","content":null,"tool_calls":[{"id":"call_%d","type":"function","function":{"name":"read","arguments":"{\"path\":\"/f%d\"}"}}]}`, i, i)
+		fmt.Fprintf(&b, `,{"role":"tool","tool_call_id":"call_%d","content":%q}`, i, strings.Repeat(fmt.Sprintf("line of file %d\n", i), 400))
+	}
+	fmt.Fprintf(&b, `,{"role":"user","content":"continue (turn %d)"}]}`, n)
+	return b.String()
+}
+
+// TestChatSessionTurnsStoredFromWhatTheProxyFound is the same for a Chat Completions client
+// passed through to an OpenAI account: the Chat peek's comparison reaches the history too.
+func TestChatSessionTurnsStoredFromWhatTheProxyFound(t *testing.T) {
+	f := newFixture(t, Options{})
+	chat := proxytest.NewChatUpstream()
+	defer chat.Close()
+	f.srv.SetAccounts([]pool.Account{{ID: 2, Label: "openai", Kind: store.KindOpenAI, BaseURL: chat.URL + "/v1", Secret: "sk-openai-upstream-0001", Enabled: true, Weight: 1}})
+	var sent, ids []string
+	for turn := 12; turn < 20; turn++ {
+		for _, system := range []string{"Be brief.", "Be thorough."} {
+			edit := ""
+			if turn == 16 && system == "Be brief." {
+				edit = " (edited)"
+			}
+			body := chatTurn(system, turn, edit)
+			req, err := http.NewRequest(http.MethodPost, f.front.URL+"/v1/chat/completions", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := f.front.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reply, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("turn %d: status %d: %s", turn, resp.StatusCode, reply)
+			}
+			sent, ids = append(sent, body), append(ids, resp.Header.Get("Longhaul-Request-Id"))
+		}
+	}
+	for i, id := range ids {
+		e := f.waitRecorded(t, id)
+		if e.Bodies == nil || e.Bodies.Request != sent[i] {
+			t.Fatalf("exchange %d: the stored request body differs from the one sent", i)
+		}
+	}
+	// As with Messages: each conversation's first turn, the edited one and the one after it
+	// are stored from the writer's own comparison.
 	if got, want := f.rec.Stats().BodiesRepeated, int64(len(ids)-4); got != want {
 		t.Errorf("%d bodies stored from the proxy's comparison; want %d", got, want)
 	}
