@@ -424,8 +424,7 @@ func (s *Server) relayBody(ctx context.Context, w http.ResponseWriter, cfg *Conf
 		return nil, true
 	}
 	if !sendWritten(w) {
-		ex.clientGone()
-		return nil, true
+		ex.clientGone() // after the upstream answered in full: its usage is still read below
 	}
 	if c.op == opGenerate && !tapped.truncated {
 		messages := tapped.buf
