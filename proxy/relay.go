@@ -423,9 +423,6 @@ func (s *Server) relayBody(ctx context.Context, w http.ResponseWriter, cfg *Conf
 		}
 		return nil, true
 	}
-	if !sendWritten(w) {
-		ex.clientGone() // after the upstream answered in full: its usage is still read below
-	}
 	if c.op == opGenerate && !tapped.truncated {
 		messages := tapped.buf
 		if cd.up.kind() != pool.KindAnthropic {
@@ -437,15 +434,6 @@ func (s *Server) relayBody(ctx context.Context, w http.ResponseWriter, cfg *Conf
 		s.tapReply(ex, c, messages)
 	}
 	return nil, true
-}
-
-// sendWritten sends the non-stream reply written so far to the client now, not when the
-// handler returns: what the proxy then notes of it (a Chat or Gemini reply read back into
-// Messages for the record, the reply's facts, the pool's report, the history's record) is on
-// no client's clock. False means the client is gone.
-func sendWritten(w http.ResponseWriter) bool {
-	err := http.NewResponseController(w).Flush()
-	return err == nil || errors.Is(err, http.ErrNotSupported)
 }
 
 // tapReply reads a whole Messages reply's facts onto the exchange.
@@ -495,15 +483,14 @@ func (s *Server) translateBody(ctx context.Context, w http.ResponseWriter, cfg *
 		return nil, true
 	}
 	w.Header().Set("Content-Type", "application/json")
-	// Its length, so the client knows it has the whole reply when sendWritten sends it, not
-	// when the handler ends the chunked encoding it would otherwise get.
+	// Its length, as a relayed reply has the upstream's: never chunked, however large.
 	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 	w.WriteHeader(resp.StatusCode)
 	ex.Status = resp.StatusCode
 	ex.FirstByte = s.now()
 	n, err := w.Write(out)
 	ex.BytesOut = int64(n)
-	if err != nil || !sendWritten(w) {
+	if err != nil {
 		ex.clientGone()
 	}
 	if cfg.CaptureBodies {
