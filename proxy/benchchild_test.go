@@ -93,7 +93,8 @@ func startBenchProxy(kind, upstream string) (base string, stop func(), err error
 	}
 	switch kind {
 	case "longhaul-chat":
-		// The same, with an OpenAI account: Chat Completions clients pass through to it.
+		// Longhaul as in "longhaul" below, but with an OpenAI account, so a Chat Completions
+		// client's requests pass through as they came (BenchmarkChatPassthrough800KB).
 		srv, err := New(Config{Port: 0, Compaction: CompactionConfig{ContextLimits: map[string]int{"gpt-*": benchContextLimit}}}, Options{})
 		if err != nil {
 			return "", nil, err

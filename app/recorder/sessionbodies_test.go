@@ -1,15 +1,15 @@
 package recorder
 
 import (
+	"fmt"
 	"io"
 	"net/http"
+	"strings"
+	"testing"
 
-	"fmt"
 	"longhaul/proxy/pool"
 	"longhaul/proxy/proxytest"
 	"longhaul/store"
-	"strings"
-	"testing"
 )
 
 // sessionTurn is turn n of a conversation: a fixed head, n tool rounds of ~6 KB, and the turn's
@@ -97,10 +97,10 @@ func TestChatSessionTurnsStoredFromWhatTheProxyFound(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			reply, _ := io.ReadAll(resp.Body)
+			reply, err := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				t.Fatalf("turn %d: status %d: %s", turn, resp.StatusCode, reply)
+			if err != nil || resp.StatusCode != http.StatusOK {
+				t.Fatalf("turn %d: status %d, %v: %s", turn, resp.StatusCode, err, reply)
 			}
 			sent, ids = append(sent, body), append(ids, resp.Header.Get("Longhaul-Request-Id"))
 		}
