@@ -92,40 +92,18 @@ func startBenchProxy(kind, upstream string) (base string, stop func(), err error
 		return "", nil, fmt.Errorf("bad upstream URL %q: %v", upstream, err)
 	}
 	switch kind {
-	case "longhaul-chat":
-		// Longhaul as in "longhaul" below, but with an OpenAI account, so a Chat Completions
-		// client's requests pass through as they came (BenchmarkChatPassthrough800KB).
-		srv, err := New(Config{Port: 0, Compaction: CompactionConfig{ContextLimits: map[string]int{"gpt-*": benchContextLimit}}}, Options{})
-		if err != nil {
-			return "", nil, err
-		}
-		srv.SetAccounts([]pool.Account{{ID: 1, Label: "bench", Kind: pool.KindOpenAI, BaseURL: upstream + "/v1", Secret: "sk-bench-chat-account", Enabled: true}})
-		if err := srv.Start(); err != nil {
-			return "", nil, err
-		}
-		return "http://" + srv.Addr(), func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			srv.Stop(ctx) //nolint:errcheck // best effort at the end of a benchmark
-		}, nil
 	case "longhaul":
 		// A window large enough that the 800 KB request triggers no layer:
 		// the benchmark measures what the compaction engine costs a request
 		// it leaves alone (it still parses, estimates and screens it).
 		// With a client key (the one benchPost sends), so the guard's full check is measured.
-		srv, err := New(Config{Port: 0, ClientKey: "sk-ant-bench-client", Compaction: CompactionConfig{ContextLimits: map[string]int{"claude-*": benchContextLimit}}}, Options{})
-		if err != nil {
-			return "", nil, err
-		}
-		srv.SetAccounts([]pool.Account{{ID: 1, Label: "bench", Kind: "anthropic", BaseURL: upstream, Secret: "sk-ant-bench-upstream-0001", Enabled: true}})
-		if err := srv.Start(); err != nil {
-			return "", nil, err
-		}
-		return "http://" + srv.Addr(), func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			srv.Stop(ctx) //nolint:errcheck // best effort at the end of a benchmark
-		}, nil
+		return startBenchLonghaul(Config{Port: 0, ClientKey: "sk-ant-bench-client", Compaction: CompactionConfig{ContextLimits: map[string]int{"claude-*": benchContextLimit}}},
+			pool.Account{ID: 1, Label: "bench", Kind: pool.KindAnthropic, BaseURL: upstream, Secret: "sk-ant-bench-upstream-0001", Enabled: true})
+	case "longhaul-chat":
+		// The same with an OpenAI account, so a Chat Completions client's requests pass
+		// through as they came (BenchmarkChatPassthrough800KB).
+		return startBenchLonghaul(Config{Port: 0, Compaction: CompactionConfig{ContextLimits: map[string]int{"gpt-*": benchContextLimit}}},
+			pool.Account{ID: 1, Label: "bench", Kind: pool.KindOpenAI, BaseURL: upstream + "/v1", Secret: "sk-bench-chat-account", Enabled: true})
 	case "bare":
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -135,7 +113,24 @@ func startBenchProxy(kind, upstream string) (base string, stop func(), err error
 		go hs.Serve(ln) //nolint:errcheck // ErrServerClosed on stop
 		return "http://" + ln.Addr().String(), func() { hs.Close() }, nil
 	}
-	return "", nil, fmt.Errorf("unknown proxy kind %q (want bare or longhaul)", kind)
+	return "", nil, fmt.Errorf("unknown proxy kind %q (want bare, longhaul or longhaul-chat)", kind)
+}
+
+// startBenchLonghaul starts Longhaul's proxy with cfg and the one account acct.
+func startBenchLonghaul(cfg Config, acct pool.Account) (base string, stop func(), err error) {
+	srv, err := New(cfg, Options{})
+	if err != nil {
+		return "", nil, err
+	}
+	srv.SetAccounts([]pool.Account{acct})
+	if err := srv.Start(); err != nil {
+		return "", nil, err
+	}
+	return "http://" + srv.Addr(), func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Stop(ctx) //nolint:errcheck // best effort at the end of a benchmark
+	}, nil
 }
 
 // newBareProxy is the baseline: the standard library's reverse proxy with

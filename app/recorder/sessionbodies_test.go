@@ -47,17 +47,24 @@ func TestSessionTurnsStoredFromWhatTheProxyFound(t *testing.T) {
 			sent, ids = append(sent, body), append(ids, resp.Header.Get("Longhaul-Request-Id"))
 		}
 	}
+	// Each session's first turn has no previous one; the edited turn repeats nothing (its first
+	// message changed); the turn after it repeats the turn before the edit, not the body the
+	// writer remembers (the edited one), so the writer compares it itself.
+	f.checkStoredFromProxy(t, sent, ids, len(ids)-4)
+}
+
+// checkStoredFromProxy checks that every request body sent (ids their exchanges) reads back
+// byte-identical, and that repeated of them were stored from the proxy's comparison.
+func (f *fixture) checkStoredFromProxy(t *testing.T, sent, ids []string, repeated int) {
+	t.Helper()
 	for i, id := range ids {
 		e := f.waitRecorded(t, id)
 		if e.Bodies == nil || e.Bodies.Request != sent[i] {
 			t.Fatalf("exchange %d: the stored request body differs from the one sent", i)
 		}
 	}
-	// Each session's first turn has no previous one; the edited turn repeats nothing (its first
-	// message changed); the turn after it repeats the turn before the edit, not the body the
-	// writer remembers (the edited one), so the writer compares it itself.
-	if got, want := f.rec.Stats().BodiesRepeated, int64(len(ids)-4); got != want {
-		t.Errorf("%d bodies stored from the proxy's comparison; want %d", got, want)
+	if got := f.rec.Stats().BodiesRepeated; got != int64(repeated) {
+		t.Errorf("%d bodies stored from the proxy's comparison; want %d", got, repeated)
 	}
 }
 
@@ -105,15 +112,7 @@ func TestChatSessionTurnsStoredFromWhatTheProxyFound(t *testing.T) {
 			sent, ids = append(sent, body), append(ids, resp.Header.Get("Longhaul-Request-Id"))
 		}
 	}
-	for i, id := range ids {
-		e := f.waitRecorded(t, id)
-		if e.Bodies == nil || e.Bodies.Request != sent[i] {
-			t.Fatalf("exchange %d: the stored request body differs from the one sent", i)
-		}
-	}
 	// As with Messages: each conversation's first turn, the edited one and the one after it
 	// are stored from the writer's own comparison.
-	if got, want := f.rec.Stats().BodiesRepeated, int64(len(ids)-4); got != want {
-		t.Errorf("%d bodies stored from the proxy's comparison; want %d", got, want)
-	}
+	f.checkStoredFromProxy(t, sent, ids, len(ids)-4)
 }
