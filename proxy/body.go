@@ -45,7 +45,7 @@ type requestBody struct {
 // reader returns a new reader over the body that holds a reference until closed.
 func (b *requestBody) reader() io.ReadCloser {
 	b.refs.Add(1)
-	return &bodyReader{Reader: bytes.NewReader(b.buf), body: b}
+	return &bodyReader{Reader: bytes.NewReader(b.buf), buf: b.buf, body: b}
 }
 
 // retain adds a reference, dropped with unref.
@@ -71,8 +71,22 @@ func (b *requestBody) unref() {
 
 type bodyReader struct {
 	*bytes.Reader
+	buf  []byte // what Reader reads, for writeSpans
 	body *requestBody
 	once sync.Once
+}
+
+// writeSpans writes up to limit of the bytes not yet read straight from the buffer
+// (directConn).
+func (r *bodyReader) writeSpans(w io.Writer, limit int64) (int64, error) {
+	off := len(r.buf) - r.Len()
+	n := int(min(limit, int64(r.Len())))
+	if n <= 0 {
+		return 0, nil
+	}
+	m, err := w.Write(r.buf[off : off+n])
+	r.Seek(int64(m), io.SeekCurrent) //nolint:errcheck // within the buffer: cannot fail
+	return int64(m), err
 }
 
 func (r *bodyReader) Close() error {

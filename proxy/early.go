@@ -190,29 +190,57 @@ type growingReader struct {
 	once sync.Once
 }
 
-func (r *growingReader) Read(p []byte) (int, error) {
-	g := r.g
-	if r.off >= len(g.buf) {
-		return 0, io.EOF
-	}
+// arrived waits until bytes past off may be read and returns where they end. The bytes before
+// that end are final: the client's body is only ever written past what was published.
+func (g *growingBody) arrived(off int) (int, error) {
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	for {
+		if g.err != nil {
+			return 0, g.err
+		}
 		limit := g.avail
 		if !g.released {
 			limit = min(limit, len(g.buf)-1)
 		}
-		if g.err != nil {
-			g.mu.Unlock()
-			return 0, g.err
-		}
-		if r.off < limit {
-			n := copy(p, g.buf[r.off:limit])
-			r.off += n
-			g.mu.Unlock()
-			return n, nil
+		if off < limit {
+			return limit, nil
 		}
 		g.more.Wait()
 	}
+}
+
+func (r *growingReader) Read(p []byte) (int, error) {
+	if r.off >= len(r.g.buf) {
+		return 0, io.EOF
+	}
+	limit, err := r.g.arrived(r.off)
+	if err != nil {
+		return 0, err
+	}
+	n := copy(p, r.g.buf[r.off:limit])
+	r.off += n
+	return n, nil
+}
+
+// writeSpans writes up to limit bytes to w straight from the buffer as they arrive
+// (directConn).
+func (r *growingReader) writeSpans(w io.Writer, limit int64) (int64, error) {
+	var total int64
+	for total < limit && r.off < len(r.g.buf) {
+		end, err := r.g.arrived(r.off)
+		if err != nil {
+			return total, err
+		}
+		end = min(end, r.off+int(limit-total))
+		m, err := w.Write(r.g.buf[r.off:end])
+		r.off += m
+		total += int64(m)
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
 }
 
 func (r *growingReader) Close() error {
