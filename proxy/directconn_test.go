@@ -70,11 +70,19 @@ func TestDirectConnWritesAPooledBodyFromItsBuffer(t *testing.T) {
 	body.release()
 }
 
-func TestDirectConnWritesAnArrivingBodyAsItArrives(t *testing.T) {
+// arrivingBody is a pooled buffer of n bytes filling as a client's body arrives, and a reader
+// of it, as a turn sent early has. done closes the reader and lets the buffer go.
+func arrivingBody(n int) (src *requestBody, g *growingBody, r io.ReadCloser, done func()) {
 	var pool bodyPool
-	src := pool.get(10_000)
-	g := newGrowingBody(src)
-	r := g.reader()
+	src = pool.get(n)
+	g = newGrowingBody(src)
+	r = g.reader()
+	return src, g, r, func() { r.Close(); src.release() }
+}
+
+func TestDirectConnWritesAnArrivingBodyAsItArrives(t *testing.T) {
+	src, g, r, release := arrivingBody(10_000)
+	defer release()
 	log := &writeLog{}
 	done := make(chan error, 1)
 	var n int64
@@ -109,23 +117,17 @@ func TestDirectConnWritesAnArrivingBodyAsItArrives(t *testing.T) {
 	if got := log.sizes(); len(got) != 3 || &log.writes[0][0] != &src.buf[0] || &log.writes[2][0] != &src.buf[9999] {
 		t.Fatalf("writes %v: want the three spans, straight from the buffer", got)
 	}
-	r.Close()
-	src.release()
 }
 
 func TestDirectConnEndsAnAbandonedBodyWithItsError(t *testing.T) {
-	var pool bodyPool
-	src := pool.get(5000)
-	g := newGrowingBody(src)
-	r := g.reader()
+	_, g, r, release := arrivingBody(5000)
+	defer release()
 	g.publish(100)
 	g.fail(errEarlyAbandoned)
 	n, err := directConn{&writeLog{}}.ReadFrom(&io.LimitedReader{R: r, N: 5000})
 	if !errors.Is(err, errEarlyAbandoned) || n > 100 {
 		t.Fatalf("wrote %d, %v: want at most what arrived, then the abandon", n, err)
 	}
-	r.Close()
-	src.release()
 }
 
 func TestDirectConnCopiesOtherBodies(t *testing.T) {
