@@ -79,11 +79,17 @@ type Options struct {
 	// (under main.go's memory limit too), 16 MiB kept it under 120 MB.
 	QueueBytes int64
 	// ReturnMemoryAfter is how many body bytes the writer commits before, once it has been
-	// idle for a second, it gives freed memory back to the OS (debug.FreeOSMemory); 0 means
-	// 8 MiB (ten 800 KB requests), negative never. Without it the heap a burst of large
+	// idle for ReturnMemoryIdle, it gives freed memory back to the OS (debug.FreeOSMemory); 0
+	// means 8 MiB (ten 800 KB requests), negative never. Without it the heap a burst of large
 	// requests grew stays resident for minutes (the runtime's background scavenger returns
 	// it slowly); a forced collection on an idle process costs a few milliseconds.
 	ReturnMemoryAfter int64
+	// ReturnMemoryIdle is how long the writer must have had nothing to write before it returns
+	// memory; 0 means 10 s. A session's turns come seconds apart: returned a second after each
+	// run of them, the memory was faulted back in by the next turn (≈ 2 µs a page on the
+	// benchmark machine, ≈ 15 ms for the 30 MB a run of 800 KB turns grows), and the heap
+	// still comes back well within the minute the idle target allows.
+	ReturnMemoryIdle time.Duration
 	// FlushEvery is the writer's tick; 0 means 100 ms. A record is committed within about two
 	// ticks of its Observe while the disk keeps up.
 	FlushEvery time.Duration
@@ -109,6 +115,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ReturnMemoryAfter == 0 {
 		o.ReturnMemoryAfter = 8 << 20
+	}
+	if o.ReturnMemoryIdle <= 0 {
+		o.ReturnMemoryIdle = 10 * time.Second
 	}
 	if o.FlushEvery <= 0 {
 		o.FlushEvery = 100 * time.Millisecond
@@ -241,8 +250,8 @@ func (r *Recorder) Run(ctx context.Context) {
 func (r *Recorder) write(ctx context.Context) {
 	tick := time.NewTicker(r.opts.FlushEvery)
 	defer tick.Stop()
-	// Ticks in a row that found nothing to write; a second of them is "idle".
-	quiet, idleTicks := 0, max(1, int(time.Second/r.opts.FlushEvery))
+	// Ticks in a row that found nothing to write; ReturnMemoryIdle of them is "idle".
+	quiet, idleTicks := 0, max(1, int(r.opts.ReturnMemoryIdle/r.opts.FlushEvery))
 	lastWritten := r.written.Load()
 	for {
 		select {
@@ -318,7 +327,7 @@ func (r *Recorder) release(done []queued) int64 {
 }
 
 // returnMemory gives the heap that stored bodies grew back to the OS once the writer has been
-// idle for a second after writing at least ReturnMemoryAfter body bytes: a burst of 800 KB
+// idle for ReturnMemoryIdle after writing at least ReturnMemoryAfter body bytes: a burst of 800 KB
 // requests otherwise leaves hundreds of MB resident for minutes. Idle means nothing queued or
 // pending, so the collections this forces find the bodies garbage. Two of them: pooled
 // buffers (the proxy's request bodies) survive one collection in sync.Pool's victim cache.
