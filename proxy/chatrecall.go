@@ -1,43 +1,25 @@
 package proxy
 
 import (
-	"bytes"
-	"sync"
-	"sync/atomic"
-
 	"longhaul/proxy/anthropic"
+	"longhaul/proxy/recall"
 )
 
-// The recall of the Chat Completions peek, as anthropic.Recall is the Messages peek's: a
-// session's next turn repeats the previous request but for its end, so the peek compares the
-// messages it repeats with a recent body's (bytes.Equal as they arrive) and takes the walk's
-// state after the last equal one instead of walking them again. Equal bytes walk to equal
-// state, so the result is the full walk's (TestChatRecallPeeksAsAFullWalk, FuzzChatRecall).
-// Nothing is matched unless everything before the first message and the first message are
-// equal.
+// The recall of the Chat Completions peek, as anthropic.Recall is the Messages peek's
+// (proxy/recall): a session's next turn repeats the previous request but for its end, so the
+// peek compares the messages it repeats with a recent body's (bytes.Equal as they arrive) and
+// takes the walk's state after the last equal one instead of walking them again. Equal bytes
+// walk to equal state, so the result is the full walk's (TestChatRecallPeeksAsAFullWalk,
+// FuzzChatRecall).
 
 // chatRecall keeps the last few Chat bodies (references to their pooled buffers) with the
-// walk's state after each message; bounded like anthropic.Recall.
+// walk's state after each message.
 type chatRecall struct {
-	mu      sync.Mutex
-	entries []*chatRecalled // most recent first
-	bytes   int
+	mem recall.Memory[chatMark, chatSpans]
 }
 
-const (
-	maxChatRecalled      = 8
-	maxChatRecalledBytes = 16 << 20
-	minChatRecalled      = 64 << 10
-)
-
-type chatRecalled struct {
-	tag           string // the exchange the body was remembered for
-	body          *requestBody
-	start         int
-	first, second anthropic.Span
-	marks         []chatMark
-	refs          atomic.Int32
-}
+// chatSpans are where a remembered body's first two messages are: the peek reports them.
+type chatSpans struct{ first, second anthropic.Span }
 
 // chatMark is the walk's state after message count-1, which ends at end: what the messages so
 // far gave the peek.
@@ -46,77 +28,38 @@ type chatMark struct {
 	engine                    bool
 }
 
-func (e *chatRecalled) unref() {
-	if e.refs.Add(-1) == 0 {
-		e.body.unref()
-	}
-}
+// End is where the message ends (recall.Mark).
+func (m chatMark) End() int { return m.end }
 
 // scan starts one peek's use of the recall for a body of n bytes (nil: too small to pay).
 func (rc *chatRecall) scan(n int) *chatRecallScan {
-	if n < minChatRecalled {
+	if n < recall.MinBody {
 		return nil
 	}
 	return &chatRecallScan{rc: rc}
 }
 
-// candidates returns the entries whose first message starts at start, each with a reference.
-func (rc *chatRecall) candidates(start int) []*chatRecalled {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	var out []*chatRecalled
-	for _, e := range rc.entries {
-		if e.start == start {
-			e.refs.Add(1)
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
 // remember keeps body (taking a reference of its own) with what rs learnt of it, for exchange
 // tag; the entry it repeats is replaced.
 func (rc *chatRecall) remember(body *requestBody, rs *chatRecallScan, tag string) {
-	if rs == nil || len(rs.marks) == 0 || len(body.buf) > maxChatRecalledBytes/2 {
+	if rs == nil || len(rs.marks) == 0 {
 		return
 	}
 	body.retain()
-	e := &chatRecalled{tag: tag, body: body, start: rs.start, first: rs.first, second: rs.second, marks: rs.marks}
-	e.refs.Store(1)
-	var drop []*chatRecalled
-	rc.mu.Lock()
-	kept := make([]*chatRecalled, 0, len(rc.entries)+1)
-	kept = append(kept, e)
-	for _, old := range rc.entries {
-		if old == rs.used {
-			drop = append(drop, old)
-			rc.bytes -= len(old.body.buf)
-			continue
-		}
-		kept = append(kept, old)
-	}
-	rc.bytes += len(body.buf)
-	for len(kept) > maxChatRecalled || rc.bytes > maxChatRecalledBytes {
-		last := kept[len(kept)-1]
-		kept = kept[:len(kept)-1]
-		rc.bytes -= len(last.body.buf)
-		drop = append(drop, last)
-	}
-	rc.entries = kept
-	rc.mu.Unlock()
-	for _, old := range drop {
-		old.unref()
-	}
+	rc.mem.Remember(&recall.Entry[chatMark, chatSpans]{
+		Tag: tag, Body: body.buf, Start: rs.start, Marks: rs.marks,
+		Info: chatSpans{rs.first, rs.second}, Release: body.unref,
+	}, rs.used)
 }
 
-// chatRecallScan is one peek's use of the recall: the marks it makes and the entry it used,
-// whose first shared bytes the body repeats.
+// chatRecallScan is one peek's use of the recall: the marks it makes and the remembered
+// exchange it used (""), whose first shared bytes the body repeats.
 type chatRecallScan struct {
 	rc            *chatRecall
 	start         int
 	first, second anthropic.Span
 	marks         []chatMark
-	used          *chatRecalled
+	used          string
 	shared        int
 	entered       bool
 }
@@ -125,10 +68,10 @@ type chatRecallScan struct {
 // (through the end of a message); ok false when none. The history stores those bytes as a
 // reference to that body without reading them (store/bodies.go).
 func (rs *chatRecallScan) repeats() (tag string, shared int, ok bool) {
-	if rs == nil || rs.used == nil {
+	if rs == nil || rs.used == "" {
 		return "", 0, false
 	}
-	return rs.used.tag, rs.shared, true
+	return rs.used, rs.shared, true
 }
 
 // messageEnds are where the body's messages end, ascending.
@@ -150,7 +93,7 @@ func (rs *chatRecallScan) enter() *chatRecallScan {
 		return nil
 	}
 	if rs.entered {
-		rs.marks, rs.used = nil, nil
+		rs.marks, rs.used = nil, ""
 		return nil
 	}
 	rs.entered = true
@@ -161,36 +104,15 @@ func (rs *chatRecallScan) enter() *chatRecallScan {
 // start through one message or more, it returns the walk's state after the last of them.
 func (rs *chatRecallScan) skip(a *anthropic.Arriving, mi int) (chatMark, bool) {
 	rs.start = mi
-	b := a.Body()
-	cands := rs.rc.candidates(mi)
-	defer func() {
-		for _, e := range cands {
-			e.unref()
-		}
-	}()
-	for _, e := range cands {
-		prev := e.body.buf
-		if !a.Has(mi) || !bytes.Equal(b[:mi], prev[:mi]) {
-			continue
-		}
-		k, from := -1, mi
-		for j, m := range e.marks {
-			if !a.Has(m.end) || !bytes.Equal(b[from:m.end], prev[from:m.end]) {
-				break
-			}
-			k, from = j, m.end
-		}
-		if k < 0 {
-			continue
-		}
-		rs.marks = append(make([]chatMark, 0, len(e.marks)+4), e.marks[:k+1]...)
-		rs.first, rs.used, rs.shared = e.first, e, from
-		if k >= 1 {
-			rs.second = e.second
-		}
-		return e.marks[k], true
+	f, ok := rs.rc.mem.Match(a.Body(), mi, a.Has, nil)
+	if !ok {
+		return chatMark{}, false
 	}
-	return chatMark{}, false
+	rs.marks, rs.first, rs.used, rs.shared = f.Marks, f.Info.first, f.Tag, f.Shared
+	if len(f.Marks) >= 2 {
+		rs.second = f.Info.second
+	}
+	return f.Marks[len(f.Marks)-1], true
 }
 
 // mark records the state after a message the walk read itself, spanning sp.

@@ -9,6 +9,7 @@ import (
 	"testing/iotest"
 
 	"longhaul/proxy/anthropic"
+	"longhaul/proxy/recall"
 )
 
 // chatMessages returns a Chat conversation's messages: a system prompt, a task, then n tool
@@ -37,17 +38,17 @@ func chatBody(msgs []string, tail string) []byte {
 }
 
 // peekChatRecalled peeks body through rc (read by r) and remembers it as exchange tag; it
-// returns the peek, its error, and the entry the recall used (nil: none) with how many bytes
+// returns the peek, its error, and the exchange whose body the recall used ("": none) with how many bytes
 // of it the body repeats.
-func peekChatRecalled(rc *chatRecall, body []byte, r func(io.Reader) io.Reader, tag string) (clientPeek, error, *chatRecalled, int) {
+func peekChatRecalled(rc *chatRecall, body []byte, r func(io.Reader) io.Reader, tag string) (clientPeek, error, string, int) {
 	buf := staticBody(make([]byte, len(body)))
 	rs := rc.scan(len(body))
 	p, err := peekOpenAI(anthropic.NewArriving(r(bytes.NewReader(body)), buf.buf), rs)
-	var used *chatRecalled
+	var used string
 	var shared int
 	if rs != nil {
 		used = rs.used
-		if usedTag, n, ok := rs.repeats(); ok != (used != nil) || ok && usedTag != used.tag {
+		if usedTag, n, ok := rs.repeats(); ok != (used != "") || ok && usedTag != used {
 			panic(fmt.Sprintf("repeats() = %q, %d, %v; the scan used %v", usedTag, n, ok, used))
 		} else {
 			shared = n
@@ -96,15 +97,15 @@ func TestChatRecallPeeksAsAFullWalk(t *testing.T) {
 			if got != want || fmt.Sprint(err) != fmt.Sprint(wantErr) {
 				t.Fatalf("%s, read %s: recalled peek %+v, %v; the full walk gives %+v, %v", st.name, reader.name, got, err, want, wantErr)
 			}
-			if (used != nil) != st.recalls {
-				t.Errorf("%s, read %s: recalled %v; want %v", st.name, reader.name, used != nil, st.recalls)
+			if (used != "") != st.recalls {
+				t.Errorf("%s, read %s: recalled %v; want %v", st.name, reader.name, used != "", st.recalls)
 			}
 			// What the history is told: the body names a remembered exchange whose first bytes,
 			// through the end of a message, it repeats exactly.
-			if used != nil {
-				prev := sent[used.tag]
+			if used != "" {
+				prev := sent[used]
 				if shared <= 0 || shared > len(st.body) || shared > len(prev) || !bytes.Equal(st.body[:shared], prev[:shared]) || st.body[shared-1] != '}' {
-					t.Errorf("%s, read %s: repeats %d bytes of %q, which are not an equal run of whole messages", st.name, reader.name, shared, used.tag)
+					t.Errorf("%s, read %s: repeats %d bytes of %q, which are not an equal run of whole messages", st.name, reader.name, shared, used)
 				}
 			}
 		}
@@ -117,7 +118,7 @@ func TestChatRecallReleasesEachBodyOnce(t *testing.T) {
 	var pool bodyPool
 	rc := &chatRecall{}
 	var bodies []*requestBody
-	for i := range maxChatRecalled + 3 {
+	for i := range recall.MaxEntries + 3 {
 		body := chatBody(chatMessages(20, false), fmt.Sprintf(`,"user":"u%d"`, i))
 		body = bytes.Replace(body, []byte("Be brief."), []byte(fmt.Sprintf("System %d.", i)), 1) // another conversation
 		b := pool.get(len(body))
@@ -134,19 +135,13 @@ func TestChatRecallReleasesEachBodyOnce(t *testing.T) {
 		held := b.refs.Load()
 		want := int32(1) // kept by the recall
 		if i < 3 {
-			want = 0 // evicted past maxChatRecalled
+			want = 0 // evicted past recall.MaxEntries
 		}
 		if held != want {
 			t.Errorf("body %d holds %d references; want %d", i, held, want)
 		}
 	}
-	rc.mu.Lock()
-	entries := append([]*chatRecalled(nil), rc.entries...)
-	rc.entries = nil
-	rc.mu.Unlock()
-	for _, e := range entries {
-		e.unref()
-	}
+	rc.mem.Forget()
 	for i, b := range bodies {
 		if n := b.refs.Load(); n != 0 {
 			t.Errorf("body %d holds %d references after all were let go", i, n)
@@ -172,7 +167,7 @@ func FuzzChatRecall(f *testing.F) {
 		if got != want || fmt.Sprint(err) != fmt.Sprint(wantErr) {
 			t.Fatalf("recalled peek %+v, %v; the full walk gives %+v, %v", got, err, want, wantErr)
 		}
-		if used != nil && (shared <= 0 || shared > len(second) || shared > len(base) || !bytes.Equal(second[:shared], base[:shared])) {
+		if used != "" && (shared <= 0 || shared > len(second) || shared > len(base) || !bytes.Equal(second[:shared], base[:shared])) {
 			t.Fatalf("repeats %d bytes of the base, which differ", shared)
 		}
 	})

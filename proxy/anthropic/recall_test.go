@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"longhaul/proxy/recall"
 )
 
 // conversation builds a request body around raw messages, large enough to be recalled.
@@ -152,10 +154,10 @@ func TestRecallReleasesEachBodyOnce(t *testing.T) {
 		rc.Remember(tag, nil, body, m, found, func() { released[tag]++ })
 	}
 	// Distinct conversations: each is an entry until the bound evicts the oldest.
-	for i := range maxRecalled + 3 {
+	for i := range recall.MaxEntries + 3 {
 		remember(fmt.Sprint("conversation ", i), conversation(fmt.Sprint("system ", i), rounds(25, false)))
 	}
-	for i := range maxRecalled + 3 {
+	for i := range recall.MaxEntries + 3 {
 		tag, want := fmt.Sprint("conversation ", i), 0
 		if i < 3 {
 			want = 1
@@ -165,8 +167,8 @@ func TestRecallReleasesEachBodyOnce(t *testing.T) {
 		}
 	}
 	// A next turn replaces the entry of the body it repeats.
-	remember("next turn", conversation(fmt.Sprint("system ", maxRecalled+2), rounds(26, false)))
-	if released[fmt.Sprint("conversation ", maxRecalled+2)] != 1 {
+	remember("next turn", conversation(fmt.Sprint("system ", recall.MaxEntries+2), rounds(26, false)))
+	if released[fmt.Sprint("conversation ", recall.MaxEntries+2)] != 1 {
 		t.Errorf("the body a next turn repeats was kept beside it")
 	}
 	// Small bodies are not kept.
@@ -181,8 +183,8 @@ func TestRecallReleasesEachBodyOnce(t *testing.T) {
 			t.Errorf("%s released %d times after Forget; want once", tag, n)
 		}
 	}
-	if len(released) != maxRecalled+3+2 {
-		t.Errorf("%d bodies released; want all %d", len(released), maxRecalled+3+2)
+	if len(released) != recall.MaxEntries+3+2 {
+		t.Errorf("%d bodies released; want all %d", len(released), recall.MaxEntries+3+2)
 	}
 }
 
@@ -195,7 +197,7 @@ func FuzzRecall(f *testing.F) {
 	f.Add(base, 5000, []byte(`x`))
 	f.Add(base, 40000, []byte(`"},{"type":"image"}]}`))
 	f.Fuzz(func(t *testing.T, first []byte, at int, insert []byte) {
-		if len(first) < minRecalled {
+		if len(first) < recall.MinBody {
 			first = append(append([]byte(nil), base[:len(base)-1]...), first...)
 		}
 		at = min(max(at, 0), len(first))
