@@ -5,7 +5,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"testing"
 	"time"
@@ -193,8 +193,9 @@ func TestUnwatchedFeedSkipsTheLiveView(t *testing.T) {
 }
 
 // Once the writer has stored a run of large bodies and then had nothing to write for
-// ReturnMemoryIdle, the heap they grew goes back to the OS (the runtime's own scavenger would
-// take minutes: this fails within its 30 s wait with ReturnMemoryAfter -1).
+// ReturnMemoryIdle, it gives the heap they grew back to the OS: a collection, and
+// debug.FreeOSMemory's (counted as forced collections, which nothing else in this package
+// asks for; the runtime's own scavenger would take minutes and forces none).
 func TestMemoryGoesBackToTheOSAfterIdle(t *testing.T) {
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "longhaul.db"))
@@ -202,24 +203,23 @@ func TestMemoryGoesBackToTheOSAfterIdle(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	const idle = 300 * time.Millisecond
-	rec := New(st, Options{FlushEvery: 20 * time.Millisecond, ReturnMemoryIdle: idle})
+	rec := New(st, Options{FlushEvery: 20 * time.Millisecond, ReturnMemoryIdle: 300 * time.Millisecond})
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { rec.Run(runCtx); close(done) }()
 	defer func() { cancel(); <-done }()
 
-	released := func() uint64 {
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		return m.HeapReleased
+	forced := func() uint64 {
+		s := []metrics.Sample{{Name: "/gc/cycles/forced:gc-cycles"}}
+		metrics.Read(s)
+		return s[0].Value.Uint64()
 	}
-	before := released()
+	before := forced()
 	const bodies, size = 24, 1 << 20 // past ReturnMemoryAfter's 8 MiB
 	for i := range bodies {
 		body := bytes.Repeat([]byte{byte('a' + i%26)}, size) // garbage once written
 		rec.Observe(proxy.Exchange{ID: fmt.Sprintf("lh_%02d", i), State: proxy.ExchangeFinished, Start: time.Now(), RequestBody: body})
 	}
 	wait.Until(t, "every body written", func() bool { return rec.Stats().Written == bodies })
-	wait.Until(t, "the heap the bodies grew returned to the OS", func() bool { return released() >= before+8<<20 })
+	wait.Until(t, "the heap the bodies grew returned to the OS", func() bool { return forced() >= before+2 })
 }
