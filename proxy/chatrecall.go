@@ -79,11 +79,7 @@ func (rs *chatRecallScan) messageEnds() []int {
 	if rs == nil {
 		return nil
 	}
-	ends := make([]int, len(rs.marks))
-	for i, m := range rs.marks {
-		ends[i] = m.end
-	}
-	return ends
+	return recall.Ends(rs.marks)
 }
 
 // enter is called at each messages key: marks are of one array, so a body that repeats the

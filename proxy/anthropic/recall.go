@@ -47,11 +47,7 @@ func (m *Marks) MessageEnds() []int {
 	if m == nil {
 		return nil
 	}
-	ends := make([]int, len(m.marks))
-	for i, mk := range m.marks {
-		ends[i] = mk.end
-	}
-	return ends
+	return recall.Ends(m.marks)
 }
 
 // Recollection is what a peek with a Recall found: the remembered body (by the tag and note it

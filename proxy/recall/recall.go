@@ -28,6 +28,16 @@ const (
 // Mark is a peek's state right after a message: End is where that message ends.
 type Mark interface{ End() int }
 
+// Ends returns where each marked message ends (byte offsets, ascending): what the history
+// cuts a session's bodies at.
+func Ends[M Mark](marks []M) []int {
+	ends := make([]int, len(marks))
+	for i, m := range marks {
+		ends[i] = m.End()
+	}
+	return ends
+}
+
 // Entry is a remembered body: its bytes (the caller's, lent until Release runs), where its first
 // message starts, the peek's state after each message (Marks) and what else the peek keeps of it
 // (Info).

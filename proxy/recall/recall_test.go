@@ -136,3 +136,9 @@ func TestAMatchHoldsItsEntries(t *testing.T) {
 		t.Fatalf("found %+v (ok %v); released %d times during the match, %d after; want 0 then 1", f, ok, during, released["prev"])
 	}
 }
+
+func TestEnds(t *testing.T) {
+	if got := Ends([]end{10, 25, 40}); fmt.Sprint(got) != "[10 25 40]" {
+		t.Fatalf("Ends = %v", got)
+	}
+}
