@@ -54,14 +54,15 @@ test-desktop: build
 	bash .ci/desktop-smoke.sh $(BIN) build/bin/desktop.png
 
 ## bench: Longhaul as shipped (`longhaul --headless`, history and bodies recorded) beside a bare
-## httputil.ReverseProxy and the proxy without the recorder, each its own process, with the
-## targets table (app/recorder/cmd/shipped-bench); then the proxy-only benchmarks, direct vs
+## httputil.ReverseProxy and the proxy without the recorder, each its own program and process
+## (app/recorder/cmd/bench-target), with the targets table (app/recorder/cmd/shipped-bench); then the proxy-only benchmarks, direct vs
 ## httputil.ReverseProxy vs Longhaul, with their summary table; then 60 s at 500 requests/s with
 ## the history recorder on and off (median latency of each). BENCH_ROUNDS sets the rounds of
 ## the first table; BENCH_PROFILE=DIR also writes pprof profiles of the recorder's wiring.
 BENCH_ROUNDS ?= 3
 bench:
 	$(GO) build -trimpath -o $(HEADLESS_BIN) .
+	$(GO) build -trimpath -o build/bin/bench-target ./app/recorder/cmd/bench-target
 	$(GO) build -trimpath -o build/bin/shipped-bench ./app/recorder/cmd/shipped-bench
 	./build/bin/shipped-bench -longhaul $(HEADLESS_BIN) -rounds $(BENCH_ROUNDS) $(if $(BENCH_PROFILE),-profile $(BENCH_PROFILE))
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./proxy/

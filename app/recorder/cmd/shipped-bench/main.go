@@ -2,14 +2,16 @@
 // process with default settings (history recorded, bodies stored, a temp data directory)
 // beside a bare httputil.ReverseProxy and Longhaul's proxy without the recorder, each in its
 // own process, against one scripted upstream, in one run. It prints the table of the
-// performance targets (docs/benchmarks.md); `make bench` runs it.
+// performance targets (docs/benchmarks.md); `make bench` runs it. The yardsticks are
+// bench-target, a program of their own as the product is (docs/performance.md, sixth pass).
 //
-//	go build -o build/bin/longhaul-headless . && go run ./app/recorder/cmd/shipped-bench -longhaul build/bin/longhaul-headless
+//	go build -o build/bin/longhaul-headless . && go build -o build/bin/bench-target ./app/recorder/cmd/bench-target &&
+//	  go build -o build/bin/shipped-bench ./app/recorder/cmd/shipped-bench && build/bin/shipped-bench -longhaul build/bin/longhaul-headless
 //
 // Processes make the memory figures real: peak RSS is VmHWM, CPU is utime+stime from
 // /proc/PID/stat. Every request's reply is checked (status, length), so a broken target
 // cannot post a fast figure. With -profile DIR a fourth target runs the same wiring as main.go
-// (store → recorder → proxy) inside this binary and writes CPU, heap and allocation profiles.
+// (store → recorder → proxy) in bench-target and writes CPU, heap and allocation profiles.
 package main
 
 import (
@@ -31,17 +33,16 @@ func main() {
 	flag.StringVar(&o.longhaul, "longhaul", "", "the longhaul binary to measure (empty: no shipped column)")
 	flag.IntVar(&o.rounds, "rounds", 3, "rounds of the whole table; figures are medians")
 	flag.DurationVar(&o.idle, "idle", time.Minute, "how long after its load a process's RSS is read")
-	flag.StringVar(&o.profile, "profile", "", "directory for the in-process recorder target's pprof profiles")
-	serve := flag.String("serve", "", "internal: run as a child target of this kind")
-	upstream := flag.String("upstream", "", "internal: the child's upstream")
-	dataDir := flag.String("data-dir", "", "internal: the child's data directory")
+	flag.StringVar(&o.profile, "profile", "", "directory for the recorder-inproc target's pprof profiles")
+	flag.StringVar(&o.targets, "targets", "", "the bench-target binary (empty: bench-target beside this one)")
 	flag.Parse()
-	if *serve != "" {
-		if err := serveChild(*serve, *upstream, *dataDir, o.profile); err != nil {
-			fmt.Fprintln(os.Stderr, "shipped-bench child:", err)
+	if o.targets == "" {
+		self, err := os.Executable()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "shipped-bench:", err)
 			os.Exit(1)
 		}
-		return
+		o.targets = filepath.Join(filepath.Dir(self), "bench-target")
 	}
 	if err := run(o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "shipped-bench:", err)
@@ -51,6 +52,7 @@ func main() {
 
 type options struct {
 	longhaul string
+	targets  string // bench-target: the yardsticks, each a program of its own
 	rounds   int
 	idle     time.Duration
 	profile  string
@@ -107,7 +109,7 @@ func run(o options, out io.Writer) error {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
-		p, err := startChild(n, up.URL, dir, o.profile)
+		p, err := startTarget(o.targets, n, up.URL, dir, o.profile)
 		if err != nil {
 			return err
 		}
@@ -134,7 +136,7 @@ func run(o options, out io.Writer) error {
 		// Latency and CPU: every target (and the upstream itself, direct) in turns.
 		lat, err := measureLatency(up, w, procs, fullLoad, round)
 		if err != nil {
-			return err
+			return withStderr(err, procs)
 		}
 		direct = append(direct, lat["direct"])
 		// Load and memory: one target at a time; each round starts with a different one.
@@ -142,7 +144,7 @@ func run(o options, out io.Writer) error {
 			p := procs[(i+round)%len(procs)]
 			f := lat[p.name]
 			if err := measureLoad(up, w, p, fullLoad, &f, o.profile != "" && round == o.rounds-1); err != nil {
-				return fmt.Errorf("%s: %w", p.name, err)
+				return withStderr(fmt.Errorf("%s: %w", p.name, err), procs)
 			}
 			loadEnd[p.name] = time.Now()
 			results[p.name] = append(results[p.name], f)
@@ -170,6 +172,18 @@ func run(o options, out io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// withStderr adds to a failed phase's error what the targets wrote on stderr: why a target
+// dropped a request is there, not in the client's "unexpected EOF".
+func withStderr(err error, procs []*process) error {
+	var b strings.Builder
+	for _, p := range procs {
+		if s := p.stderr.String(); s != "" {
+			fmt.Fprintf(&b, "\n%s stderr:\n%s", p.name, s)
+		}
+	}
+	return fmt.Errorf("%w%s", err, b.String())
 }
 
 // printHistoryStatus prints what the shipped process's history kept, from its own status

@@ -7,6 +7,8 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -100,5 +102,42 @@ func TestHarnessSmoke(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "shipped/bare 1.00× MET") || !strings.Contains(out.String(), "shipped 50.0 MB MET") {
 		t.Errorf("table does not judge equal figures as met:\n%s", out.String())
+	}
+}
+
+// TestTargetsStartAnswerAndStop builds bench-target and runs its yardsticks as shipped-bench
+// does: each answers a checked request in front of the scripted upstream and ends on SIGINT,
+// and a target that cannot start says why.
+func TestTargetsStartAnswerAndStop(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "bench-target")
+	build := exec.Command("go", "build", "-o", bin, "longhaul/app/recorder/cmd/bench-target")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build bench-target: %v\n%s", err, out)
+	}
+	up := proxytest.NewUpstream()
+	defer up.Close()
+	msg := proxytest.TextMessage(proxytest.DefaultModel, "Hello from the benchmark.")
+	up.SetDefault(proxytest.Reply{Message: msg})
+	for _, kind := range []string{"bare", "recorder-off", "recorder-inproc"} {
+		t.Run(kind, func(t *testing.T) {
+			p, err := startTarget(bin, kind, up.URL, t.TempDir(), t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := len(up.Requests())
+			if err := post(newClient(), p.base, smallRequest(), len(msg.JSON())); err != nil {
+				t.Errorf("request through %s: %v", kind, err)
+			}
+			if got := len(up.Requests()) - before; got != 1 {
+				t.Errorf("the upstream got %d requests through %s; want 1", got, kind)
+			}
+			p.stop()
+			if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+				t.Errorf("%s exited with %d after SIGINT; want 0 (stderr: %s)", kind, code, p.stderr.String())
+			}
+		})
+	}
+	if _, err := startTarget(bin, "nonsense", up.URL, t.TempDir(), ""); err == nil || !strings.Contains(err.Error(), "unknown kind") {
+		t.Errorf("startTarget(nonsense) = %v; want the target's own reason", err)
 	}
 }
