@@ -81,10 +81,7 @@ func TestHarnessSmoke(t *testing.T) {
 		t.Errorf("workload bodies: %d and %d bytes, equal %t; want distinct 800 KB turns", len(a), len(b), bytes.Equal(a, b))
 	}
 
-	cpu, err := procCPU(os.Getpid())
-	if err != nil || cpu <= 0 {
-		t.Errorf("procCPU(self) = %v, %v; want this process's CPU so far", cpu, err)
-	}
+	checkCPUClocksAgree(t)
 	peak, cur, err := proxytest.ProcMemMB(os.Getpid())
 	if err != nil || peak < cur || cur <= 0 {
 		t.Errorf("proxytest.ProcMemMB(self) = %v, %v, %v; want peak ≥ current > 0", peak, cur, err)
@@ -102,6 +99,41 @@ func TestHarnessSmoke(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "shipped/bare 1.00× MET") || !strings.Contains(out.String(), "shipped 50.0 MB MET") {
 		t.Errorf("table does not judge equal figures as met:\n%s", out.String())
+	}
+}
+
+// checkCPUClocksAgree: procCPU (the threads' schedstat, in nanoseconds) and the kernel's
+// per-process account in clock ticks (/proc/PID/stat) tell the same CPU time: over a stretch of
+// busy work they differ by no more than the ticks' rounding.
+func checkCPUClocksAgree(t *testing.T) {
+	t.Helper()
+	pid := os.Getpid()
+	read := func() (sched, ticks time.Duration) {
+		var err1, err2 error
+		sched, err1 = procCPU(pid)
+		ticks, err2 = statCPU(pid)
+		if err1 != nil || err2 != nil || sched <= 0 {
+			t.Fatalf("procCPU = %v, %v; statCPU = %v, %v", sched, err1, ticks, err2)
+		}
+		return sched, ticks
+	}
+	sched0, ticks0 := read()
+	sum := uint64(0)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+		for i := range 1 << 20 { // busy work the compiler cannot drop
+			sum = sum*31 + uint64(i)
+		}
+		if _, ticks := read(); ticks-ticks0 >= 300*time.Millisecond {
+			break
+		}
+	}
+	sched1, ticks1 := read()
+	dSched, dTicks := sched1-sched0, ticks1-ticks0
+	if dTicks < 300*time.Millisecond {
+		t.Fatalf("the busy loop ran %v of CPU by /proc/PID/stat (sum %d); want 300 ms", dTicks, sum)
+	}
+	if diff := (dSched - dTicks).Abs(); diff > 40*time.Millisecond+dTicks/10 {
+		t.Errorf("over the same work procCPU counted %v, /proc/PID/stat %v; want them within the ticks' rounding", dSched, dTicks)
 	}
 }
 
