@@ -71,12 +71,26 @@ func serve(ctx context.Context, kind, upstream string, port int, dataDir, profil
 		tr.MaxIdleConnsPerHost = 64
 		// Errors go to stderr, which shipped-bench shows when a target fails a phase.
 		errLog := log.New(os.Stderr, "bare: ", log.LstdFlags)
-		hs := &http.Server{Handler: &httputil.ReverseProxy{
+		rp := &httputil.ReverseProxy{
 			Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
 			FlushInterval: -1,
 			Transport:     tr,
 			ErrorLog:      errLog,
-		}, ErrorLog: errLog, ReadHeaderTimeout: 30 * time.Second}
+		}
+		// Full duplex: the request body streams upstream while the reply comes back. By
+		// default net/http's HTTP/1 server closes a request's body once the handler starts
+		// its reply, and the transport reads the body once more after its last byte (to check
+		// its length): when the upstream answered first, that read failed, the transport closed
+		// the upstream connection and the reply was cut ("use of closed network connection";
+		// one stream in several `make bench` runs). Longhaul reads a body whole before it
+		// forwards it, so it never races so.
+		hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if err := http.NewResponseController(w).EnableFullDuplex(); err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			rp.ServeHTTP(w, r)
+		}), ErrorLog: errLog, ReadHeaderTimeout: 30 * time.Second}
 		go hs.Serve(ln) //nolint:errcheck // ErrServerClosed on stop
 		<-ctx.Done()
 		return hs.Close()
