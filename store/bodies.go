@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"unsafe"
 )
 
 // Bodies by content (migrations/005_body_chunks.sql). A late request of a Claude Code session
@@ -99,6 +100,8 @@ type bodyMemory struct {
 	// no byte of it was read here; chunked the bytes cut into chunks (hashed, and compressed
 	// when new).
 	repeatsTaken, chunked int64
+	// lost counts digested bodies written without their body: a chunk they reused was gone.
+	lost int64
 }
 
 // lastBody is what the writer remembers of a session's previous body. It holds no copy of the
@@ -132,6 +135,15 @@ func (st *Store) BodiesRepeated() int64 {
 	st.bodies.mu.Lock()
 	defer st.bodies.mu.Unlock()
 	return st.bodies.repeatsTaken
+}
+
+// BodiesLost counts request bodies made ready ahead of their batch (DigestRequest) that could
+// not be stored: a chunk they shared with an earlier body was gone by then (its batch was given
+// up, or retention swept it). Their rows are stored without that body.
+func (st *Store) BodiesLost() int64 {
+	st.bodies.mu.Lock()
+	defer st.bodies.mu.Unlock()
+	return st.bodies.lost
 }
 
 func newBodyMemory() *bodyMemory {
@@ -307,15 +319,71 @@ func (w *bodyWriter) put(ctx context.Context, part int, seq bodySequence, raw []
 	if err := w.checkGeneration(ctx); err != nil {
 		return nil, err
 	}
-	key := ""
+	key := sessionKey(part, seq)
 	var prev *lastBody
-	if seq.session != "" {
-		key = fmt.Sprintf("%d/%s", part, seq.session)
+	if key != "" {
 		if prev = w.sessions[key]; prev == nil {
 			prev = w.mem.sessions[key]
 		}
 	}
-	body, clean, same := w.redactNew(prev, raw, known, seq.repeats)
+	body, last, _ := w.mem.cutChunks(prev, seq, raw, known)
+	chunks := last.chunks
+	for i := range chunks {
+		c := &chunks[i]
+		if c.id != 0 {
+			continue // reused from the previous body, its row known
+		}
+		// A new chunk, or one the previous body reused from a digest whose row is learnt only
+		// when its batch is written: found by hash, inserted from the bytes here if missing.
+		id, err := w.chunkID(ctx, c.hash, body[chunkStart(chunks, i):c.end], nil, 0)
+		if err != nil {
+			return nil, err
+		}
+		c.id = id
+	}
+	if key != "" {
+		if _, ok := w.sessions[key]; !ok {
+			w.order = append(w.order, key)
+		}
+		w.sessions[key] = last
+	}
+	w.cols[part] = appendChunkList(w.cols[part][:0], len(body), chunks)
+	return w.cols[part], nil
+}
+
+// sessionKey names the sequence a part's body belongs to in bodyMemory.sessions; "" none.
+func sessionKey(part int, seq bodySequence) string {
+	if seq.session == "" {
+		return ""
+	}
+	return fmt.Sprintf("%d/%s", part, seq.session)
+}
+
+// chunkStart is where chunk i of a body starts.
+func chunkStart(chunks []chunkRef, i int) int {
+	if i == 0 {
+		return 0
+	}
+	return chunks[i-1].end
+}
+
+// appendChunkList appends a chunked column: the format byte, the body's length, the chunk
+// count and the chunks' ids.
+func appendChunkList(col []byte, size int, chunks []chunkRef) []byte {
+	col = binary.AppendUvarint(append(col, bodyChunked), uint64(size))
+	col = binary.AppendUvarint(col, uint64(len(chunks)))
+	for _, c := range chunks {
+		col = binary.AppendUvarint(col, uint64(c.id))
+	}
+	return col
+}
+
+// cutChunks redacts raw and cuts it into chunks, the ones it shares with prev (the session's
+// previous body, nil when none) taken from it: it returns the redacted body, what to remember
+// of it for the session's next body (its chunks with their ids where prev knew them) and how
+// many of its last chunks are new (cut here; their ids not known). It reads no database.
+func (m *bodyMemory) cutChunks(prev *lastBody, seq bodySequence, raw []byte, known *knownSet) (body []byte, last *lastBody, fresh int) {
+	body, clean, same := m.redactNew(prev, raw, known, seq.repeats)
 	chunks := make([]chunkRef, 0, len(body)/(chunkMin+1<<chunkBits)+2)
 	start := 0
 	if prev != nil {
@@ -329,6 +397,7 @@ func (w *bodyWriter) put(ctx context.Context, part int, seq bodySequence, raw []
 			start = c.end
 		}
 	}
+	reused := len(chunks)
 	cuts := seq.cuts
 	if !clean {
 		cuts = nil // masking moved the offsets
@@ -341,37 +410,134 @@ func (w *bodyWriter) put(ctx context.Context, part int, seq bodySequence, raw []
 		if len(cuts) > 0 && cuts[0] < end {
 			end = cuts[0]
 		}
-		w.mem.chunked += int64(end - start)
+		m.chunked += int64(end - start)
 		h := sha256.Sum256(body[start:end])
-		c := chunkRef{end: end, hash: chunkHash(h[:16])}
-		id, err := w.chunkID(ctx, c.hash, body[start:end])
-		if err != nil {
-			return nil, err
-		}
-		c.id = id
-		chunks = append(chunks, c)
+		chunks = append(chunks, chunkRef{end: end, hash: chunkHash(h[:16])})
 		start = end
 	}
-	if key != "" {
-		if _, ok := w.sessions[key]; !ok {
-			w.order = append(w.order, key)
-		}
-		w.sessions[key] = &lastBody{
-			exchange: seq.exchange, size: len(body), blocks: w.mem.blockHashes(body, prev, same),
-			chunks: chunks, clean: clean, known: known,
-		}
+	last = &lastBody{
+		exchange: seq.exchange, size: len(body), blocks: m.blockHashes(body, prev, same),
+		chunks: chunks, clean: clean, known: known,
 	}
-	col := binary.AppendUvarint(append(w.cols[part][:0], bodyChunked), uint64(len(body)))
-	col = binary.AppendUvarint(col, uint64(len(chunks)))
-	for _, c := range chunks {
-		col = binary.AppendUvarint(col, uint64(c.id))
-	}
-	w.cols[part] = col
-	return col, nil
+	return body, last, len(chunks) - reused
 }
 
-// chunkID returns the row of a chunk, inserting it (compressed) when it is new.
-func (w *bodyWriter) chunkID(ctx context.Context, h chunkHash, raw []byte) (int64, error) {
+// BodyDigest is a large request body made ready for the history ahead of its batch
+// (Store.DigestRequest): redacted, cut into chunks against its session's previous body, its
+// new chunks compressed. It holds no byte of the body it was made from, so the buffer the
+// proxy lent can go back at once; the batch then only writes rows.
+type BodyDigest struct {
+	gen    int64 // body_sweep's generation the chunk ids were known under
+	size   int
+	chunks []digestChunk
+	held   int // bytes of compressed chunks it holds
+}
+
+type digestChunk struct {
+	hash chunkHash
+	id   int64  // the chunk's row when known at the digest; 0: found by hash when written
+	data []byte // its stored form when the digest cut it (it may be new); nil otherwise
+	size int    // its raw length, with data
+}
+
+// Held is how many bytes the digest keeps in memory (its new chunks, compressed).
+func (d *BodyDigest) Held() int { return d.held }
+
+// DigestRequest digests e's request body if it is large enough to be stored as chunks, and then
+// drops e's reference to it (e.Bodies.Request becomes ""; the digest goes to the batch). It
+// reads no database: the chunks it cannot name are found by their hashes, or inserted, when the
+// batch is written. The session's next body is cut against this one from now on, as the writer
+// would after this one's batch.
+func (st *Store) DigestRequest(e *Exchange) error {
+	b := e.Bodies
+	if b == nil || len(b.Request) < minChunked {
+		return nil
+	}
+	st.bodies.mu.Lock()
+	defer st.bodies.mu.Unlock()
+	m := st.bodies
+	seq := bodySequence{session: e.SessionID, exchange: e.ID, repeats: b.RequestRepeats, cuts: b.RequestMessageEnds}
+	key := sessionKey(0, seq)
+	var prev *lastBody
+	if key != "" {
+		prev = m.sessions[key]
+	}
+	raw := unsafe.Slice(unsafe.StringData(b.Request), len(b.Request))
+	body, last, fresh := m.cutChunks(prev, seq, raw, st.redactor.knownNow())
+	d := &BodyDigest{gen: m.gen, size: len(body), chunks: make([]digestChunk, len(last.chunks))}
+	for i, c := range last.chunks {
+		dc := digestChunk{hash: c.hash, id: c.id}
+		if id, ok := m.known[c.hash]; ok && dc.id == 0 {
+			dc.id = id
+		}
+		if i >= len(last.chunks)-fresh && dc.id == 0 {
+			data, err := compress(nil, body[chunkStart(last.chunks, i):c.end])
+			if err != nil {
+				return fmt.Errorf("digest request body: %w", err)
+			}
+			dc.data, dc.size = data, c.end-chunkStart(last.chunks, i)
+			d.held += len(data)
+		}
+		d.chunks[i] = dc
+	}
+	if key != "" {
+		m.remember(key, last)
+	}
+	b.Request, b.RequestDigest = "", d
+	return nil
+}
+
+// putDigest writes a digested body's new chunks (if not stored yet) and returns its column, or
+// lost when a chunk it reuses is gone (retention swept it between the digest and the batch):
+// the body cannot be rebuilt, and the row is written without it.
+func (w *bodyWriter) putDigest(ctx context.Context, part int, d *BodyDigest) (col []byte, lost bool, err error) {
+	if err := w.checkGeneration(ctx); err != nil {
+		return nil, false, err
+	}
+	trust := d.gen == w.mem.gen // ids learnt under another generation may name deleted rows
+	chunks := make([]chunkRef, len(d.chunks))
+	for i, c := range d.chunks {
+		id := int64(0)
+		if trust {
+			id = c.id
+		}
+		if id == 0 {
+			if id, err = w.chunkID(ctx, c.hash, nil, c.data, c.size); errors.Is(err, errChunkGone) {
+				return nil, true, nil
+			} else if err != nil {
+				return nil, false, err
+			}
+		}
+		chunks[i] = chunkRef{hash: c.hash, id: id}
+	}
+	w.cols[part] = appendChunkList(w.cols[part][:0], d.size, chunks)
+	return w.cols[part], false, nil
+}
+
+// storeDigestChunks inserts the chunks a digest cut (those not stored yet) ahead of the batch's
+// rows, so that a body of the batch that reuses one of them finds it whatever the order.
+func (w *bodyWriter) storeDigestChunks(ctx context.Context, d *BodyDigest) error {
+	if err := w.checkGeneration(ctx); err != nil {
+		return err
+	}
+	for _, c := range d.chunks {
+		if c.data == nil {
+			continue
+		}
+		if _, err := w.chunkID(ctx, c.hash, nil, c.data, c.size); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// errChunkGone: a chunk named by its hash alone is not in body_chunks.
+var errChunkGone = errors.New("body chunk gone")
+
+// chunkID returns the row of a chunk, inserting it when it is new: raw is its bytes (compressed
+// here if needed), or stored its stored form already compressed and size its raw length; with
+// neither, a chunk not found is errChunkGone.
+func (w *bodyWriter) chunkID(ctx context.Context, h chunkHash, raw, stored []byte, size int) (int64, error) {
 	if id, ok := w.learnt[h]; ok {
 		return id, nil
 	}
@@ -381,12 +547,19 @@ func (w *bodyWriter) chunkID(ctx context.Context, h chunkHash, raw []byte) (int6
 	var id int64
 	err := w.lookup.QueryRowContext(ctx, h[:]).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
-		data, cerr := compress(w.chunk, raw)
-		if cerr != nil {
-			return 0, fmt.Errorf("compress chunk: %w", cerr)
+		switch {
+		case stored != nil:
+		case raw != nil:
+			size = len(raw)
+			data, cerr := compress(w.chunk, raw)
+			if cerr != nil {
+				return 0, fmt.Errorf("compress chunk: %w", cerr)
+			}
+			w.chunk, stored = data, data
+		default:
+			return 0, errChunkGone
 		}
-		w.chunk = data
-		err = w.insert.QueryRowContext(ctx, h[:], len(raw), data).Scan(&id)
+		err = w.insert.QueryRowContext(ctx, h[:], size, stored).Scan(&id)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("body chunk: %w", err)
@@ -421,20 +594,20 @@ func (w *bodyWriter) commit() {
 // What raw repeats of the previous body is what the proxy found (repeats) when it compared
 // them — then no byte of the shared part is read here — and otherwise what their block
 // hashes tell.
-func (w *bodyWriter) redactNew(prev *lastBody, raw []byte, known *knownSet, repeats Repeats) (body []byte, clean bool, same int) {
+func (m *bodyMemory) redactNew(prev *lastBody, raw []byte, known *knownSet, repeats Repeats) (body []byte, clean bool, same int) {
 	if prev == nil || !prev.clean || prev.known != known {
 		body = redactWith(known, raw)
 		clean = len(body) == len(raw) && (len(body) == 0 || &body[0] == &raw[0])
 		if prev != nil {
-			same = w.mem.sharedPrefix(prev, body)
+			same = m.sharedPrefix(prev, body)
 		}
 		return body, clean, same
 	}
 	if repeats.Exchange != "" && repeats.Exchange == prev.exchange && repeats.Bytes > 0 {
 		same = min(repeats.Bytes, prev.size, len(raw))
-		w.mem.repeatsTaken++
+		m.repeatsTaken++
 	} else {
-		same = w.mem.sharedPrefix(prev, raw)
+		same = m.sharedPrefix(prev, raw)
 	}
 	cut := bytes.LastIndexAny(raw[:same], "{}[],") + 1
 	tail := raw[cut:]

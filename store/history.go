@@ -170,6 +170,9 @@ type Bodies struct {
 	// RequestMessageEnds are where Request's messages end (byte offsets, ascending), as the
 	// proxy found them; the writer cuts chunks there (bodySequence.cuts).
 	RequestMessageEnds []int `json:"-"`
+	// RequestDigest is Request made ready ahead of the batch (Store.DigestRequest), which then
+	// holds "": what the writer stores in its place.
+	RequestDigest *BodyDigest `json:"-"`
 }
 
 // Repeats says that the first Bytes bytes of a body are exchange Exchange's body's.
@@ -179,7 +182,7 @@ type Repeats struct {
 }
 
 func (b *Bodies) empty() bool {
-	return b == nil || b.Request == "" && b.Forwarded == "" && b.Reply == ""
+	return b == nil || b.Request == "" && b.RequestDigest == nil && b.Forwarded == "" && b.Reply == ""
 }
 
 func nanos(t time.Time) int64 {
@@ -343,6 +346,15 @@ func (st *Store) WriteExchanges(ctx context.Context, batch []Exchange) error {
 	// transaction holds the write lock from BEGIN (_txlock=immediate), so no statement in it
 	// waits for another connection.
 	stmtCtx := context.WithoutCancel(ctx)
+	// A digest reuses by hash the chunks an earlier digest of its session cut: those are
+	// stored first, whatever order the batch's rows take.
+	for i := range batch {
+		if b := batch[i].Bodies; b != nil && b.RequestDigest != nil {
+			if err := w.chunks.storeDigestChunks(stmtCtx, b.RequestDigest); err != nil {
+				return fmt.Errorf("write exchange %s: body: %w", batch[i].ID, err)
+			}
+		}
+	}
 	for i := range batch {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("write exchanges: %w", err)
@@ -355,6 +367,7 @@ func (st *Store) WriteExchanges(ctx context.Context, batch []Exchange) error {
 		return fmt.Errorf("write exchanges: commit: %w", err)
 	}
 	w.chunks.commit()
+	st.bodies.lost += w.lost
 	return nil
 }
 
@@ -374,6 +387,7 @@ type exchangeWriter struct {
 	insert, upsert, step, body *sql.Stmt
 	redactor                   *Redactor // the store's; nil masks patterns only
 	chunks                     *bodyWriter
+	lost                       int64 // digested bodies that could not be stored (putDigest)
 }
 
 func prepareWriter(ctx context.Context, tx *sql.Tx, mem *bodyMemory) (*exchangeWriter, error) {
@@ -472,6 +486,16 @@ func (w *exchangeWriter) write(ctx context.Context, e Exchange) error {
 		return nil
 	}
 	var blobs [3][]byte
+	if d := e.Bodies.RequestDigest; d != nil {
+		col, lost, err := w.chunks.putDigest(ctx, 0, d)
+		if err != nil {
+			return fmt.Errorf("body: %w", err)
+		}
+		if lost {
+			w.lost++
+		}
+		blobs[0] = col
+	}
 	for i, text := range []string{e.Bodies.Request, e.Bodies.Forwarded, e.Bodies.Reply} {
 		if text == "" {
 			continue

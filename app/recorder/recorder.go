@@ -57,7 +57,16 @@ type Recorder struct {
 type queued struct {
 	ex        *proxy.Exchange
 	bodyBytes int64
+	// rec is the exchange's record, made once its large request body was digested
+	// (digestLarge): the proxy's buffer went back then, and the record holds the digest.
+	rec *store.Exchange
 }
+
+// digestFrom is the request body size from which the writer digests a body as soon as it is
+// queued instead of holding the proxy's buffer until its batch: holding ten 800 KB buffers
+// until the commit made the proxy read each next body into memory it had not touched for a
+// while, about 0.1 ms of CPU a turn (docs/performance.md, seventh pass).
+const digestFrom = 64 << 10
 
 // bodyPolicy is the part of the history settings the writer applies to each record.
 type bodyPolicy struct {
@@ -178,6 +187,17 @@ func (r *Recorder) Observe(ex proxy.Exchange) {
 			q.bodyBytes = n
 		}
 	}
+	// What the rest reads of p is read now: once queued, p is the writer's, which digests and
+	// releases its bodies whenever it wakes.
+	large := len(p.RequestBody) >= digestFrom
+	var lp *proxy.Exchange // the live view's copy, without bodies
+	if r.feed.Watched() {
+		lp = p
+		if q.bodyBytes > 0 {
+			c := p.WithoutBodies()
+			lp = &c
+		}
+	}
 	select {
 	case r.queue <- q:
 	default:
@@ -188,21 +208,17 @@ func (r *Recorder) Observe(ex proxy.Exchange) {
 	// switches per request would cost more than the whole hand-off. It is woken early when a
 	// batch is full, or when the bodies waiting reach half their budget: sequential 800 KB
 	// requests fill the budget within a tick, and the bodies of the rest of it were dropped.
-	if len(r.queue) >= r.opts.BatchRows || q.bodyBytes > 0 && r.bodyBytes.Load() >= r.opts.QueueBytes/2 {
+	// A large request body wakes it too, to be digested (digestLarge); the batch waits.
+	if len(r.queue) >= r.opts.BatchRows || q.bodyBytes > 0 && r.bodyBytes.Load() >= r.opts.QueueBytes/2 || large {
 		select {
 		case r.kick <- struct{}{}:
 		default:
 		}
 	}
-	if !r.feed.Watched() {
+	if lp == nil {
 		return // nobody would see it (no window, browser or tray follows the feed)
 	}
 	// The live view shows no bodies: its copy holds none, so only the writer's queue does.
-	lp := p
-	if q.bodyBytes > 0 {
-		c := p.WithoutBodies()
-		lp = &c
-	}
 	select {
 	case r.live <- lp:
 	default:
@@ -222,6 +238,9 @@ type Stats struct {
 	// BodiesRepeated counts request bodies stored from what the proxy found they repeat of
 	// the session's previous one (store.Store.BodiesRepeated).
 	BodiesRepeated int64 `json:"bodiesRepeated"`
+	// BodiesLost counts request bodies digested ahead of their batch that could not be stored
+	// (store.Store.BodiesLost): expected to stay 0.
+	BodiesLost int64 `json:"bodiesLost"`
 }
 
 // Stats reports the counters.
@@ -230,6 +249,7 @@ func (r *Recorder) Stats() Stats {
 		Dropped: r.dropped.Load(), BodiesDropped: r.bodiesDropped.Load(), LiveDropped: r.liveDropped.Load(),
 		Written: r.written.Load(), Queued: len(r.queue), QueuedBytes: r.bodyBytes.Load(), Failures: r.failures.Load(),
 		BodiesRepeated: r.store.BodiesRepeated(),
+		BodiesLost:     r.store.BodiesLost(),
 	}
 }
 
@@ -266,7 +286,9 @@ func (r *Recorder) write(ctx context.Context) {
 				r.returnMemory()
 			}
 		case <-r.kick:
-			r.Flush(ctx) //nolint:errcheck // logged; the batch is kept and retried
+			if r.digestLarge() {
+				r.Flush(ctx) //nolint:errcheck // logged; the batch is kept and retried
+			}
 		}
 	}
 }
@@ -274,21 +296,66 @@ func (r *Recorder) write(ctx context.Context) {
 // maxPending bounds what a failing database can make the writer hold for retry.
 const maxPending = 1 << 17
 
+// digestLarge takes what is queued into pending, digests the large request bodies among it
+// (their buffers go back to the proxy, their digests stay in the budget) and reports whether a
+// batch is due: BatchRows records, or half the body budget, waiting.
+func (r *Recorder) digestLarge() bool {
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	r.drainLocked()
+	return len(r.pending) >= r.opts.BatchRows || r.bodyBytes.Load() >= r.opts.QueueBytes/2
+}
+
+// drainLocked moves the queue into pending and digests each large request body it brings.
+// The caller holds writeMu.
+func (r *Recorder) drainLocked() {
+	for {
+		select {
+		case q := <-r.queue:
+			r.digestLocked(&q)
+			r.pending = append(r.pending, q)
+			continue
+		default:
+		}
+		return
+	}
+}
+
+// digestLocked makes q's record now when its request body is large: the store digests the body
+// and the proxy's buffer goes back. A body the store could not digest stays lent, and is
+// written whole with its batch.
+func (r *Recorder) digestLocked(q *queued) {
+	ex := q.ex
+	if ex.State != proxy.ExchangeFinished || len(ex.RequestBody) < digestFrom {
+		return
+	}
+	rec := record(ex, r.bodies.Load())
+	if rec.Bodies == nil || rec.Bodies.Request == "" {
+		return
+	}
+	if err := r.store.DigestRequest(&rec); err != nil {
+		r.log.Error("history: cannot digest a request body; it is written whole", "id", ex.ID, "err", err)
+		return
+	}
+	held := int64(len(rec.Bodies.Forwarded) + len(rec.Bodies.Reply))
+	if d := rec.Bodies.RequestDigest; d != nil {
+		held += int64(d.Held())
+	}
+	// The record keeps the forwarded and reply copies, not the proxy's buffer; the heap that
+	// body grew is what returnMemory gives back.
+	ex.ReleaseBodies()
+	r.sinceReturn += q.bodyBytes - held
+	r.bodyBytes.Add(held - q.bodyBytes)
+	q.bodyBytes, q.rec = held, &rec
+}
+
 // Flush commits everything queued so far. Shutdown calls it after the proxy has stopped, so
 // requests that finished while draining are kept too. A failed write is kept and retried by
 // the next flush.
 func (r *Recorder) Flush(ctx context.Context) error {
 	r.writeMu.Lock()
 	defer r.writeMu.Unlock()
-	for {
-		select {
-		case q := <-r.queue:
-			r.pending = append(r.pending, q)
-			continue
-		default:
-		}
-		break
-	}
+	r.drainLocked()
 	if len(r.pending) == 0 {
 		return nil
 	}
@@ -351,20 +418,24 @@ func (r *Recorder) returnMemory() {
 // finished within one batch is written once, finished.
 func (r *Recorder) records(observed []queued) []store.Exchange {
 	at := make(map[string]int, len(observed))
-	latest := make([]*proxy.Exchange, 0, len(observed))
-	for _, q := range observed {
-		ex := q.ex
-		if i, ok := at[ex.ID]; ok {
-			latest[i] = ex
+	latest := make([]*queued, 0, len(observed))
+	for i := range observed {
+		q := &observed[i]
+		if j, ok := at[q.ex.ID]; ok {
+			latest[j] = q
 			continue
 		}
-		at[ex.ID] = len(latest)
-		latest = append(latest, ex)
+		at[q.ex.ID] = len(latest)
+		latest = append(latest, q)
 	}
 	policy := r.bodies.Load()
 	out := make([]store.Exchange, len(latest))
-	for i, ex := range latest {
-		out[i] = record(ex, policy)
+	for i, q := range latest {
+		if q.rec != nil {
+			out[i] = *q.rec // made when its body was digested
+			continue
+		}
+		out[i] = record(q.ex, policy)
 	}
 	// New rows get their seq in start order, which is what "newest first" means to a reader.
 	slices.SortStableFunc(out, func(a, b store.Exchange) int { return a.Start.Compare(b.Start) })
