@@ -201,14 +201,14 @@ func printHistoryStatus(out io.Writer, p *process) {
 	defer resp.Body.Close()
 	var st struct {
 		Written, Dropped, BodiesDropped, Failures int64
-		DatabaseBytes, BodiesRepeated             int64
+		DatabaseBytes, BodiesRepeated, BodiesLost int64
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil || resp.StatusCode != http.StatusOK {
 		fmt.Fprintf(out, "shipped history status: status %d, %v\n", resp.StatusCode, err)
 		return
 	}
-	fmt.Fprintf(out, "shipped history: %d records written, %d lost, %d recorded without their bodies (memory bound), %d failed batches; database %.1f MB; %d request bodies stored from what the proxy found they repeat\n",
-		st.Written, st.Dropped, st.BodiesDropped, st.Failures, float64(st.DatabaseBytes)/(1<<20), st.BodiesRepeated)
+	fmt.Fprintf(out, "shipped history: %d records written, %d lost, %d recorded without their bodies (memory bound), %d bodies lost, %d failed batches; database %.1f MB; %d request bodies stored from what the proxy found they repeat\n",
+		st.Written, st.Dropped, st.BodiesDropped, st.BodiesLost, st.Failures, float64(st.DatabaseBytes)/(1<<20), st.BodiesRepeated)
 }
 
 // workload holds the request bodies: a Claude Code request of 800 KB whose last user text
