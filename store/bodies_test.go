@@ -78,9 +78,27 @@ func checkBodies(t *testing.T, st *Store, bodies []string, from, to int) {
 // TestGrowingSessionStoresWhatIsNew writes a 100-turn session of requests growing to ~800 KB,
 // one batch per turn as the recorder does, and checks that the history grows by less than 3×
 // the last body (not by the sum of all of them), that every body reads back byte-identical —
-// after retention deleted older exchanges too — and that export gives the same bytes.
+// after retention deleted older exchanges too — and that export gives the same bytes. It runs
+// twice: bodies given whole to the batch, and digested ahead of it (DigestRequest), which is how
+// the recorder hands over a large request body.
 func TestGrowingSessionStoresWhatIsNew(t *testing.T) {
+	for _, digest := range []bool{false, true} {
+		name := "whole"
+		if digest {
+			name = "digested"
+		}
+		t.Run(name, func(t *testing.T) { checkGrowingSessionStoresWhatIsNew(t, digest) })
+	}
+}
+
+func checkGrowingSessionStoresWhatIsNew(t *testing.T, digest bool) {
 	st, path := openTemp(t)
+	turn := func(i int, body string) Exchange {
+		if digest {
+			return digested(t, st, i, body)
+		}
+		return sessionExchange(i, body)
+	}
 	ctx := context.Background()
 	if _, err := st.EnableIncrementalVacuum(ctx); err != nil {
 		t.Fatal(err)
@@ -96,7 +114,7 @@ func TestGrowingSessionStoresWhatIsNew(t *testing.T) {
 	}
 	before := fileSize(t, path)
 	for i, b := range bodies {
-		writeAll(t, st, sessionExchange(i, b))
+		writeAll(t, st, turn(i, b))
 	}
 	if err := st.releaseSpace(ctx); err != nil { // the WAL into the file
 		t.Fatal(err)
@@ -130,7 +148,7 @@ func TestGrowingSessionStoresWhatIsNew(t *testing.T) {
 
 	// A new turn after the sweep (the writer remembered ids from before it) is still whole.
 	more := growingSession(101)
-	writeAll(t, st, sessionExchange(100, more[100]))
+	writeAll(t, st, turn(100, more[100]))
 	checkBodies(t, st, more, 60, 101)
 
 	var out bytes.Buffer
