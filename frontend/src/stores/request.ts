@@ -9,6 +9,10 @@ import { ledgerOf, type Ledger } from '../lib/ledger'
 
 const retries = 3
 const retryMs = 300
+// A request still in flight when its page opened is fetched again until it has finished: the
+// recorder writes its row when it starts and replaces it when it ends, and the page shows the
+// end without a reload. The waits grow to a few seconds (a stream may run for minutes).
+const followMs = [300, 500, 1000, 2000, 5000]
 
 export const useRequestStore = defineStore('request', () => {
   const exchange = shallowRef<Exchange | null>(null)
@@ -43,6 +47,26 @@ export const useRequestStore = defineStore('request', () => {
     } finally {
       if (mine === seq) loading.value = false
     }
+    if (mine === seq) void follow(id, mine)
+  }
+
+  /** follow fetches an in-flight exchange again until it finished, or another page opened. */
+  async function follow(id: string, mine: number): Promise<void> {
+    for (let i = 0; mine === seq && exchange.value?.id === id && exchange.value.state !== 'finished'; i++) {
+      await new Promise((r) => setTimeout(r, followMs[Math.min(i, followMs.length - 1)]))
+      if (mine !== seq) return
+      try {
+        const e = await history.detail(id)
+        if (mine === seq) exchange.value = e
+      } catch {
+        // Shown as it was; the next try may answer.
+      }
+    }
+  }
+
+  /** close stops following the open exchange (its page closed). */
+  function close(): void {
+    seq++
   }
 
   /** exportJSON returns the exchange as one JSON document (what "export" saves). */
@@ -57,5 +81,5 @@ export const useRequestStore = defineStore('request', () => {
     return history.bundle(id)
   }
 
-  return { exchange, loading, error, ledger, open, exportJSON, bundle }
+  return { exchange, loading, error, ledger, open, close, exportJSON, bundle }
 })

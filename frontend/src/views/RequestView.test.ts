@@ -51,6 +51,37 @@ function entries(el: HTMLElement): string[][] {
 }
 
 describe('RequestView', () => {
+  it('follows a request opened in flight until it has finished, and stops when the page closes', async () => {
+    const { go } = installWails()
+    const started = exchange({ id: 'lh_live', state: 'started', status: 0 })
+    const finished = { ...started, state: 'finished', status: 200 }
+    let calls = 0
+    go.History.Detail.mockImplementation(async () => (++calls >= 3 ? finished : started))
+    const el = document.createElement('div')
+    document.body.appendChild(el)
+    const app = createApp(RequestView, { id: 'lh_live' }).use(createPinia()).use(i18n)
+    app.mount(el)
+    const status = () => el.querySelector('[data-testid=request-status]')?.textContent?.trim()
+    await vi.waitFor(() => expect(status()).toBe(t('monitor.inFlight')))
+    await vi.waitFor(() => expect(status()).toBe('200'), { timeout: 5000 })
+    const atEnd = calls
+    await new Promise((r) => setTimeout(r, 700))
+    expect(calls).toBe(atEnd) // finished: no more fetches
+
+    // Opened in flight and closed before it ends: the fetching stops with the page.
+    calls = -100
+    const el2 = document.createElement('div')
+    document.body.appendChild(el2)
+    const app2 = createApp(RequestView, { id: 'lh_live' }).use(createPinia()).use(i18n)
+    app2.mount(el2)
+    await vi.waitFor(() => expect(el2.querySelector('[data-testid=request-status]')?.textContent?.trim()).toBe(t('monitor.inFlight')))
+    app2.unmount()
+    const atClose = calls
+    await new Promise((r) => setTimeout(r, 1000))
+    expect(calls).toBe(atClose)
+    app.unmount()
+  })
+
   it('draws what each step changed from the ledger the server recorded', async () => {
     const e = exchange({
       id: 'lh_1',
