@@ -172,7 +172,7 @@ export const en = {
       reply: 'Reply',
     },
     sameAsReceived: 'Forwarded exactly as received.',
-    noBody: 'Not kept: history.store_bodies is off, the body was empty, or a burst filled the recorder’s body budget and only the record was kept (counted as bodiesDropped in history/status).',
+    noBody: 'Not kept: history.store_bodies is off, the body was empty, or a burst filled the recorder’s body budget and only the record was kept (counted as bodiesDropped in history/status); rarely, a request body that shared its start with one whose batch was given up could not be rebuilt (counted as bodiesLost).',
   },
   replay: {
     resend: 'Re-send uncompacted',

@@ -173,7 +173,7 @@ export const zhCN: Messages = {
       reply: '回复',
     },
     sameAsReceived: '与收到的完全相同地转发。',
-    noBody: '未保存：history.store_bodies 已关闭、内容为空，或突发流量占满了记录器的正文预算、只保留了记录（计入 history/status 的 bodiesDropped）。',
+    noBody: '未保存：history.store_bodies 已关闭、内容为空，或突发流量占满了记录器的正文预算、只保留了记录（计入 history/status 的 bodiesDropped）；极少数情况下，请求正文与一个批次被放弃的正文共享开头，无法重建（计入 bodiesLost）。',
   },
   replay: {
     resend: '不压缩重新发送',
