@@ -23,6 +23,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -399,16 +401,22 @@ func TestUpdateLoopChecksEveryInterval(t *testing.T) {
 func TestUpdateCheckWhileChecking(t *testing.T) {
 	gh := &releasetest.Server{Owner: "acme", Repo: "longhaul"}
 	gh.Publish("v1.0.0")
-	entered, release := make(chan struct{}), make(chan struct{})
+	// The first request to arrive hangs until release closes, whenever it arrives: a send that
+	// gave up when the test was not yet receiving let the first check through unhung, and the
+	// test then waited for it forever (seen once in CI under load).
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	var hung atomic.Bool
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case entered <- struct{}{}:
+		if hung.CompareAndSwap(false, true) {
+			entered <- struct{}{}
 			<-release // the first check hangs here
-		default:
 		}
 		gh.ServeHTTP(w, r)
 	}))
+	var releaseOnce sync.Once
+	unhang := func() { releaseOnce.Do(func() { close(release) }) }
 	t.Cleanup(srv.Close)
+	t.Cleanup(unhang) // runs first: a test that failed early does not leave the handler hung
 	u := New(Config{Repo: "acme/longhaul", APIURL: srv.URL + "/api/v3/"}, "1.0.0", Options{})
 	first := make(chan error, 1)
 	go func() { _, err := u.Check(context.Background()); first <- err }()
@@ -425,7 +433,7 @@ func TestUpdateCheckWhileChecking(t *testing.T) {
 	if r.err != nil || r.st.State != Checking {
 		t.Errorf("second Check = %+v, %v; want the running check's state, no error", r.st, r.err)
 	}
-	close(release)
+	unhang()
 	if err := <-first; err != nil {
 		t.Fatal(err)
 	}
