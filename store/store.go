@@ -228,12 +228,27 @@ func (st *Store) Watch(ctx context.Context, every time.Duration, onChange func()
 func (st *Store) watch(ctx context.Context, ticks <-chan time.Time, onChange, polled func()) {
 	// After a failed poll we cannot know what we missed, so the next good one reports a change.
 	last, known, failed := int64(0), false, false
+	// Prepared once (again after a failure): the poll runs twice a second for as long as the
+	// app does, and parsing the query each time was most of its cost.
+	var version *sql.Stmt
+	defer func() {
+		if version != nil {
+			version.Close()
+		}
+	}()
 	poll := func() {
 		if polled != nil {
 			defer polled()
 		}
 		var v int64
-		if err := st.db.QueryRowContext(ctx, `SELECT version FROM config_version WHERE id = 1`).Scan(&v); err != nil {
+		var err error
+		if version == nil {
+			version, err = st.db.PrepareContext(ctx, `SELECT version FROM config_version WHERE id = 1`)
+		}
+		if err == nil {
+			err = version.QueryRowContext(ctx).Scan(&v)
+		}
+		if err != nil {
 			if ctx.Err() == nil {
 				st.logger().Warn("store: watch: read config version", "err", err)
 				failed = true

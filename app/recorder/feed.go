@@ -30,11 +30,15 @@ type Feed struct {
 	// watchers is len(subs), read without the lock by publishers that skip work nobody would
 	// see (Watched).
 	watchers atomic.Int32
+	// unwatchedStale names the events whose latest is forgotten when the last subscriber
+	// leaves: their publisher skips them while nobody watches, so the latest would be stale by
+	// the time someone comes back (forgetUnwatched).
+	unwatchedStale map[string]bool
 }
 
 // NewFeed returns a feed without subscribers.
 func NewFeed() *Feed {
-	return &Feed{subs: map[chan Event]struct{}{}, last: map[string]Event{}}
+	return &Feed{subs: map[chan Event]struct{}{}, last: map[string]Event{}, unwatchedStale: map[string]bool{}}
 }
 
 // Subscribe returns a channel of events, starting with the latest of each name, and a function
@@ -56,7 +60,26 @@ func (f *Feed) Subscribe() (<-chan Event, func()) {
 			delete(f.subs, ch)
 			close(ch)
 			f.watchers.Store(int32(len(f.subs)))
+			f.forgetStaleLocked()
 		}
+	}
+}
+
+// forgetUnwatched makes the feed forget the latest event of name whenever its last subscriber
+// leaves (the recorder's exchange batches: it publishes none while nobody watches).
+func (f *Feed) forgetUnwatched(name string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.unwatchedStale[name] = true
+	f.forgetStaleLocked()
+}
+
+func (f *Feed) forgetStaleLocked() {
+	if len(f.subs) > 0 {
+		return
+	}
+	for name := range f.unwatchedStale {
+		delete(f.last, name)
 	}
 }
 

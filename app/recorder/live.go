@@ -12,26 +12,42 @@ import (
 // started or finished since the previous batch (mirrored in frontend/src/events.ts).
 const EventExchanges = "history:exchanges"
 
-// relay collects live updates and publishes them every LiveEvery, coalesced per exchange and
-// redacted, until ctx is done.
+// relay collects live updates and publishes them LiveEvery after the first of a batch,
+// coalesced per exchange and redacted, until ctx is done. Between batches it sleeps on the
+// queue: Observe queues nothing while nobody follows the feed, so an idle app or one without a
+// window has no relay waking it (the feed forgets the last batch once its last follower
+// leaves, see forgetUnwatched).
 func (r *Recorder) relay(ctx context.Context) {
-	tick := time.NewTicker(r.opts.LiveEvery)
-	defer tick.Stop()
+	period := time.NewTimer(r.opts.LiveEvery)
+	period.Stop()
+	defer period.Stop()
 	var order []string
 	latest := map[string]*proxy.Exchange{}
+	add := func(ex *proxy.Exchange) {
+		if _, ok := latest[ex.ID]; !ok {
+			order = append(order, ex.ID)
+		}
+		latest[ex.ID] = ex
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
-			// Drained on the tick, not per update: the feed never wakes for a single request.
+		case ex := <-r.live:
+			add(ex)
+		}
+		// The rest of the batch is drained once, when its period ends, not per update: the
+		// feed never wakes for a single request.
+		period.Reset(r.opts.LiveEvery)
+		select {
+		case <-ctx.Done():
+			return
+		case <-period.C:
+			r.liveBatches.Add(1)
 			for drained := false; !drained; {
 				select {
 				case ex := <-r.live:
-					if _, ok := latest[ex.ID]; !ok {
-						order = append(order, ex.ID)
-					}
-					latest[ex.ID] = ex
+					add(ex)
 				default:
 					drained = true
 				}
@@ -41,9 +57,6 @@ func (r *Recorder) relay(ctx context.Context) {
 				// before is dropped, and so is the last batch a newcomer would start with.
 				order, latest = order[:0], map[string]*proxy.Exchange{}
 				r.feed.Forget(EventExchanges)
-				continue
-			}
-			if len(order) == 0 {
 				continue
 			}
 			var pricer store.Pricer

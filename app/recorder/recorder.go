@@ -34,6 +34,7 @@ type Recorder struct {
 
 	queue chan queued          // to the writer
 	kick  chan struct{}        // wakes the writer early when BatchRows records wait
+	wake  chan struct{}        // ends the writer's sleep (sleep): a record was queued
 	live  chan *proxy.Exchange // to the live feed; bodies left out
 	feed  *Feed
 
@@ -43,12 +44,20 @@ type Recorder struct {
 	written       atomic.Int64 // records committed
 	failures      atomic.Int64 // batches that failed to commit (and were retried)
 	bodyBytes     atomic.Int64 // body bytes queued or pending, not yet committed
+	ticks         atomic.Int64 // the writer's ticks, for tests: none while it sleeps
+	liveBatches   atomic.Int64 // the relay's periods, for tests: none without updates
+	// enqueued counts records put in the queue, and sleeping is set while the writer sleeps:
+	// Observe adds to one and then reads the other, the writer sets the other and then reads
+	// the one (sleep); atomics being sequentially consistent, one of the two sees the other.
+	enqueued atomic.Int64
+	sleeping atomic.Bool
 
 	bodies atomic.Pointer[bodyPolicy]
 	pricer atomic.Pointer[store.Pricer] // prices the live feed's rows; nil: none
 
 	writeMu     sync.Mutex // one batch write at a time (writer goroutine, final flush)
 	pending     []queued   // read from the queue, not yet committed; guarded by writeMu
+	dequeued    int64      // records taken from the queue; guarded by writeMu
 	sinceReturn int64      // body bytes committed since memory was last returned; guarded by writeMu
 }
 
@@ -155,9 +164,11 @@ func New(st *store.Store, opts Options) *Recorder {
 		store: st, log: opts.Logger, opts: opts,
 		queue: make(chan queued, opts.QueueSize),
 		kick:  make(chan struct{}, 1),
+		wake:  make(chan struct{}, 1),
 		live:  make(chan *proxy.Exchange, 8192),
 		feed:  opts.Feed,
 	}
+	r.feed.forgetUnwatched(EventExchanges)
 	def := store.DefaultSettings().History
 	r.Configure(def)
 	return r
@@ -200,6 +211,15 @@ func (r *Recorder) Observe(ex proxy.Exchange) {
 	}
 	select {
 	case r.queue <- q:
+		// Only the first record after a pause wakes the writer; while it ticks, this is two
+		// atomics, not a switch.
+		r.enqueued.Add(1)
+		if r.sleeping.Load() {
+			select {
+			case r.wake <- struct{}{}:
+			default:
+			}
+		}
 	default:
 		r.release([]queued{q})
 		r.dropped.Add(1)
@@ -267,28 +287,77 @@ func (r *Recorder) Run(ctx context.Context) {
 	wg.Wait()
 }
 
+// write commits what is queued on every tick while records come, and sleeps once a tick finds
+// nothing to write: an idle app (a tray icon, most of the day) then has no writer waking it
+// ten times a second. Observe's wake ends the sleep; memory is returned, if due, after
+// ReturnMemoryIdle of it.
 func (r *Recorder) write(ctx context.Context) {
 	tick := time.NewTicker(r.opts.FlushEvery)
 	defer tick.Stop()
-	// Ticks in a row that found nothing to write; ReturnMemoryIdle of them is "idle".
-	quiet, idleTicks := 0, max(1, int(r.opts.ReturnMemoryIdle/r.opts.FlushEvery))
-	lastWritten := r.written.Load()
 	for {
 		select {
 		case <-ctx.Done():
 			r.Flush(context.WithoutCancel(ctx)) //nolint:errcheck // logged; Shutdown flushes again
 			return
 		case <-tick.C:
+			r.ticks.Add(1)
+			written := r.written.Load()
 			r.Flush(ctx) //nolint:errcheck // logged; the batch is kept and retried
-			if w := r.written.Load(); w != lastWritten || len(r.queue) > 0 {
-				quiet, lastWritten = 0, w
-			} else if quiet++; quiet == idleTicks {
-				r.returnMemory()
+			if r.written.Load() == written && r.idle() {
+				tick.Stop()
+				if !r.sleep(ctx) {
+					r.Flush(context.WithoutCancel(ctx)) //nolint:errcheck // logged; Shutdown flushes again
+					return
+				}
+				tick.Reset(r.opts.FlushEvery)
 			}
 		case <-r.kick:
 			if r.digestLarge() {
 				r.Flush(ctx) //nolint:errcheck // logged; the batch is kept and retried
 			}
+		}
+	}
+}
+
+// idle reports whether nothing is queued or pending (a failed batch keeps the writer ticking:
+// it retries on every tick).
+func (r *Recorder) idle() bool {
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	return len(r.queue) == 0 && len(r.pending) == 0
+}
+
+// sleep waits for Observe's wake and reports false if ctx ended first. It announces itself
+// (sleeping) before it looks at the queue a last time, and Observe queues before it looks at
+// sleeping: either the look finds the record, or Observe finds the writer asleep and wakes it.
+func (r *Recorder) sleep(ctx context.Context) bool {
+	select {
+	case <-r.wake: // left over from records the ticks already wrote
+	default:
+	}
+	r.sleeping.Store(true)
+	defer r.sleeping.Store(false)
+	r.writeMu.Lock()
+	taken := r.dequeued
+	r.writeMu.Unlock()
+	if r.enqueued.Load() != taken {
+		return true
+	}
+	var returnMemory <-chan time.Time
+	if r.returnDue() {
+		t := time.NewTimer(r.opts.ReturnMemoryIdle)
+		defer t.Stop()
+		returnMemory = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-r.wake:
+			return true
+		case <-returnMemory:
+			returnMemory = nil
+			r.returnMemory()
 		}
 	}
 }
@@ -312,6 +381,7 @@ func (r *Recorder) drainLocked() {
 	for {
 		select {
 		case q := <-r.queue:
+			r.dequeued++
 			r.digestLocked(&q)
 			r.pending = append(r.pending, q)
 			continue
@@ -391,6 +461,14 @@ func (r *Recorder) release(done []queued) int64 {
 	}
 	r.bodyBytes.Add(-n)
 	return n
+}
+
+// returnDue reports whether the writer has committed ReturnMemoryAfter body bytes since it
+// last returned memory.
+func (r *Recorder) returnDue() bool {
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	return r.opts.ReturnMemoryAfter >= 0 && r.sinceReturn >= r.opts.ReturnMemoryAfter
 }
 
 // returnMemory gives the heap that stored bodies grew back to the OS once the writer has been

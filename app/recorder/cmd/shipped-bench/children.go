@@ -34,12 +34,12 @@ type process struct {
 // program of its own, started and stopped as the shipped process is: the same code run as a
 // child of this harness's own binary answered 30–100 µs faster than as a program of its own
 // (docs/performance.md, sixth pass), which flattered the yardstick.
-func startTarget(bin, kind, upstream, dataDir, profileDir string) (*process, error) {
+func startTarget(bin, name, kind, upstream, dataDir, profileDir string) (*process, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	return startProcess(kind, fmt.Sprintf("http://127.0.0.1:%d", port), false, bin,
+	return startProcess(name, fmt.Sprintf("http://127.0.0.1:%d", port), false, bin,
 		"-kind", kind, "-upstream", upstream, "-port", fmt.Sprint(port), "-data-dir", dataDir, "-profile", profileDir)
 }
 

@@ -81,6 +81,7 @@ type figures struct {
 	cpuPer1000   time.Duration // CPU per 1,000 large requests
 	peakMB       float64
 	idleMB       float64
+	idleCPU      float64 // ms of CPU per second, idle after the rounds
 }
 
 func run(o options, out io.Writer) error {
@@ -94,7 +95,9 @@ func run(o options, out io.Writer) error {
 	up.SetRecordBodies(false)
 	w := newWorkload()
 
-	names := []string{"bare", "recorder-off"}
+	// bare twice: the second ("bare-again", the same program) shows what the machine alone does
+	// to a ratio, the floor under every other column's.
+	names := []string{"bare", "bare-again", "recorder-off"}
 	if o.profile != "" {
 		if err := os.MkdirAll(o.profile, 0o755); err != nil {
 			return err
@@ -112,7 +115,7 @@ func run(o options, out io.Writer) error {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
-		p, err := startTarget(o.targets, n, up.URL, dir, o.profile)
+		p, err := startTarget(o.targets, n, strings.TrimSuffix(n, "-again"), up.URL, dir, o.profile)
 		if err != nil {
 			return err
 		}
@@ -167,6 +170,16 @@ func run(o options, out io.Writer) error {
 		}
 		rs := results[p.name]
 		rs[len(rs)-1].idleMB = rss
+	}
+	// What each process spends doing nothing, after all that: timers and pollers that wake an
+	// app a user keeps running all day.
+	idleCPU, err := cpuWhileIdle(procs, idleCPUWindow)
+	if err != nil {
+		return err
+	}
+	for _, p := range procs {
+		rs := results[p.name]
+		rs[len(rs)-1].idleCPU = idleCPU[p.name]
 	}
 	printTable(out, o, direct, results, procs)
 	for _, p := range procs {
@@ -399,6 +412,39 @@ func measureLoad(up *proxytest.Upstream, w *workload, p *process, l load, f *fig
 		return err
 	}
 	return nil
+}
+
+// idleCPUWindow is how long each process's CPU is read while it is idle.
+const idleCPUWindow = 10 * time.Second
+
+// cpuWhileIdle reads every process's CPU over the same window of d, with nothing sent to any,
+// in milliseconds per second.
+func cpuWhileIdle(procs []*process, d time.Duration) (map[string]float64, error) {
+	read := func() (map[string]time.Duration, error) {
+		m := map[string]time.Duration{}
+		for _, p := range procs {
+			t, err := procCPU(p.pid())
+			if err != nil {
+				return nil, err
+			}
+			m[p.name] = t
+		}
+		return m, nil
+	}
+	before, err := read()
+	if err != nil {
+		return nil, err
+	}
+	time.Sleep(d)
+	after, err := read()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for name, t := range after {
+		out[name] = ms(t-before[name]) / d.Seconds()
+	}
+	return out, nil
 }
 
 // quietCPU is how much CPU a target may use in a quarter of a second and count as quiet: an

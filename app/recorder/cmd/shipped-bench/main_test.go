@@ -85,6 +85,14 @@ func TestHarnessSmoke(t *testing.T) {
 	}
 
 	checkCPUClocksAgree(t)
+	self, err := os.FindProcess(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle, err := cpuWhileIdle([]*process{{name: "self", cmd: &exec.Cmd{Process: self}}}, 50*time.Millisecond)
+	if err != nil || idle["self"] < 0 {
+		t.Errorf("cpuWhileIdle(self) = %v, %v; want a figure", idle, err)
+	}
 	peak, cur, err := proxytest.ProcMemMB(os.Getpid())
 	if err != nil || peak < cur || cur <= 0 {
 		t.Errorf("proxytest.ProcMemMB(self) = %v, %v, %v; want peak ≥ current > 0", peak, cur, err)
@@ -99,6 +107,9 @@ func TestHarnessSmoke(t *testing.T) {
 		if !strings.Contains(out.String(), tg.label) {
 			t.Errorf("table lacks %q:\n%s", tg.label, out.String())
 		}
+	}
+	if !strings.Contains(out.String(), "CPU while idle") {
+		t.Errorf("table lacks the idle CPU:\n%s", out.String())
 	}
 	if !strings.Contains(out.String(), "shipped/bare 1.00× MET") || !strings.Contains(out.String(), "shipped 50.0 MB MET") {
 		t.Errorf("table does not judge equal figures as met:\n%s", out.String())
@@ -155,7 +166,7 @@ func TestTargetsStartAnswerAndStop(t *testing.T) {
 	up.SetDefault(proxytest.Reply{Message: msg})
 	for _, kind := range []string{"bare", "recorder-off", "recorder-inproc"} {
 		t.Run(kind, func(t *testing.T) {
-			p, err := startTarget(bin, kind, up.URL, t.TempDir(), t.TempDir())
+			p, err := startTarget(bin, kind, kind, up.URL, t.TempDir(), t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -175,7 +186,7 @@ func TestTargetsStartAnswerAndStop(t *testing.T) {
 	t.Run("bare, upstream answering before the body's end", func(t *testing.T) {
 		checkBareRelaysEarlyAnswers(t, bin)
 	})
-	if _, err := startTarget(bin, "nonsense", up.URL, t.TempDir(), ""); err == nil || !strings.Contains(err.Error(), "unknown kind") {
+	if _, err := startTarget(bin, "nonsense", "nonsense", up.URL, t.TempDir(), ""); err == nil || !strings.Contains(err.Error(), "unknown kind") {
 		t.Errorf("startTarget(nonsense) = %v; want the target's own reason", err)
 	}
 }
@@ -204,7 +215,7 @@ func checkBareRelaysEarlyAnswers(t *testing.T, bin string) {
 		fmt.Fprintf(w, "read %d", len(first)+int(n))
 	}))
 	defer up.Close()
-	p, err := startTarget(bin, "bare", up.URL, t.TempDir(), t.TempDir())
+	p, err := startTarget(bin, "bare", "bare", up.URL, t.TempDir(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,6 +58,13 @@ func printTable(out io.Writer, o options, direct []figures, results map[string][
 			}
 		}
 	}
+	// Without a target: what each process spends with nothing to do.
+	fmt.Fprintf(out, "%-36s", "CPU while idle, after the rounds")
+	for _, p := range procs {
+		rs := results[p.name]
+		fmt.Fprintf(out, " %16s", fmt.Sprintf("%.2f ms/s", rs[len(rs)-1].idleCPU))
+	}
+	fmt.Fprintf(out, "   (no target)\n")
 }
 
 func (t target) describe() string {
