@@ -57,9 +57,9 @@ test-desktop: build
 ## httputil.ReverseProxy and the proxy without the recorder, each its own program and process
 ## (app/recorder/cmd/bench-target), with the targets table (app/recorder/cmd/shipped-bench); then the proxy-only benchmarks, direct vs
 ## httputil.ReverseProxy vs Longhaul, with their summary table; then 60 s at 500 requests/s with
-## the history recorder on and off (median latency of each). BENCH_ROUNDS sets the rounds of
+## the history recorder on and off (median latency of each). BENCH_ROUNDS (5) sets the rounds of
 ## the first table; BENCH_PROFILE=DIR also writes pprof profiles of the recorder's wiring.
-BENCH_ROUNDS ?= 3
+BENCH_ROUNDS ?= 5
 bench:
 	$(GO) build -trimpath -o $(HEADLESS_BIN) .
 	$(GO) build -trimpath -o build/bin/bench-target ./app/recorder/cmd/bench-target

@@ -8,9 +8,11 @@
 //	go build -o build/bin/longhaul-headless . && go build -o build/bin/bench-target ./app/recorder/cmd/bench-target &&
 //	  go build -o build/bin/shipped-bench ./app/recorder/cmd/shipped-bench && build/bin/shipped-bench -longhaul build/bin/longhaul-headless
 //
-// Processes make the memory figures real: peak RSS is VmHWM, CPU is utime+stime from
-// /proc/PID/stat. Every request's reply is checked (status, length), so a broken target
-// cannot post a fast figure. With -profile DIR a fourth target runs the same wiring as main.go
+// Processes make the memory figures real: peak RSS is VmHWM, CPU the scheduler's count of each
+// thread's time on a CPU (/proc/PID/task/*/schedstat). A second bare proxy, bare-again, is
+// measured as a target too: what separates it from bare is the machine's own noise, the floor
+// under every other ratio. Every request's reply is checked (status, length), so a broken
+// target cannot post a fast figure. With -profile DIR one more target runs the same wiring as main.go
 // (store → recorder → proxy) in bench-target and writes CPU, heap and allocation profiles.
 package main
 
@@ -31,7 +33,7 @@ import (
 func main() {
 	var o options
 	flag.StringVar(&o.longhaul, "longhaul", "", "the longhaul binary to measure (empty: no shipped column)")
-	flag.IntVar(&o.rounds, "rounds", 3, "rounds of the whole table; figures are medians")
+	flag.IntVar(&o.rounds, "rounds", 5, "rounds of the whole table; figures are medians")
 	flag.DurationVar(&o.idle, "idle", time.Minute, "how long after its load a process's RSS is read")
 	flag.StringVar(&o.profile, "profile", "", "directory for the recorder-inproc target's pprof profiles")
 	flag.StringVar(&o.targets, "targets", "", "the bench-target binary (empty: bench-target beside this one)")
