@@ -155,23 +155,33 @@ func (a *App) Run(ctx context.Context) {
 	wg.Wait()
 }
 
-// publishRequestCounts tells the UI about traffic at most once a second, and
-// only when there was some.
+// publishRequestCounts tells the UI about traffic at most once a second, and only when there
+// was some. Without traffic it sleeps until the next request (proxy.Server.NextRequest)
+// rather than looking every second: an idle app wakes for nothing.
 func (a *App) publishRequestCounts(ctx context.Context) {
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
+	timer := time.NewTimer(time.Second)
+	defer timer.Stop()
 	last := a.proxy.Requests()
 	for {
+		next := a.proxy.NextRequest()
+		if a.proxy.Requests() == last {
+			select {
+			case <-ctx.Done():
+				return
+			case <-next:
+			}
+		}
+		timer.Reset(time.Second)
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
-			if n := a.proxy.Requests(); n != last {
-				last = n
-				a.mu.Lock()
-				a.publishLocked()
-				a.mu.Unlock()
-			}
+		case <-timer.C:
+		}
+		if n := a.proxy.Requests(); n != last {
+			last = n
+			a.mu.Lock()
+			a.publishLocked()
+			a.mu.Unlock()
 		}
 	}
 }

@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -198,6 +200,40 @@ func TestStoreBodiesOffKeepsNoBodies(t *testing.T) {
 		})
 		if e.HasBodies || e.Bodies != nil {
 			t.Errorf("stream=%s: bodies = %+v; want none with history.store_bodies off", stream, e.Bodies)
+		}
+	}
+}
+
+// TestRequestCountsReachTheUIAfterTraffic: with no traffic the app does not look at the
+// request count (it sleeps on the proxy's NextRequest), and after a request the UI hears the
+// new count, once the second that gathers a burst has passed.
+func TestRequestCountsReachTheUIAfterTraffic(t *testing.T) {
+	a, _ := newTestApp(t)
+	if _, err := a.SetProxyEnabled(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	events, unsubscribe := a.events.Subscribe()
+	defer unsubscribe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { a.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	for turn := int64(1); turn <= 2; turn++ {
+		resp, err := http.Get(a.Status().BaseURL + "/v1/models")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		for {
+			e, ok := wait.Receive(t, fmt.Sprintf("a status with %d requests", turn), events)
+			if !ok {
+				t.Fatal("feed closed")
+			}
+			var st ProxyStatus
+			if e.Name == EventProxyStatus && json.Unmarshal(e.Data, &st) == nil && st.Requests == turn {
+				break
+			}
 		}
 	}
 }

@@ -138,6 +138,11 @@ type Server struct {
 	responses *openai.ResponsesStore
 	cfg       atomic.Pointer[Config]
 	requests  atomic.Int64
+	// nextRequest is closed by the next API request once NextRequest asked for it (nil: nobody
+	// waits). countRequest adds to requests and then looks here; NextRequest stores here and
+	// its caller then reads requests: atomics being sequentially consistent, a request is
+	// either counted in what the caller reads or closes the channel.
+	nextRequest atomic.Pointer[chan struct{}]
 
 	mu       sync.Mutex // guards the listener state below
 	srv      *http.Server
@@ -227,6 +232,31 @@ func (s *Server) Guard() *Guard { return s.guard }
 
 // Requests is the number of API requests served since New.
 func (s *Server) Requests() int64 { return s.requests.Load() }
+
+// NextRequest returns a channel that the next API request closes, so that a caller showing
+// Requests can sleep while there is no traffic instead of polling. Callers share one channel.
+func (s *Server) NextRequest() <-chan struct{} {
+	for {
+		if ch := s.nextRequest.Load(); ch != nil {
+			return *ch
+		}
+		ch := make(chan struct{})
+		if s.nextRequest.CompareAndSwap(nil, &ch) {
+			return ch
+		}
+	}
+}
+
+// countRequest counts an API request and wakes whoever waits for one (NextRequest): a load
+// when nobody does.
+func (s *Server) countRequest() {
+	s.requests.Add(1)
+	if s.nextRequest.Load() != nil {
+		if ch := s.nextRequest.Swap(nil); ch != nil {
+			close(*ch)
+		}
+	}
+}
 
 // Handler serves the proxy's routes without a listener (tests, embedding).
 func (s *Server) Handler() http.Handler { return s.handler }
@@ -436,7 +466,7 @@ func (s *Server) api(proto clientProtocol, setup func(*call, *http.Request) *Err
 		}
 		s.guard.boundBody(w, r)
 		defer closeIfBodyFailed(w, r)
-		s.requests.Add(1)
+		s.countRequest()
 		s.forward(w, r, cfg, s.comp.Load(), c)
 	})
 }
@@ -466,7 +496,7 @@ func (s *Server) listing(proto clientProtocol) http.Handler {
 			s.refuse(w, r, c, e)
 			return
 		}
-		s.requests.Add(1)
+		s.countRequest()
 		s.serveModels(w, r, c)
 	})
 }

@@ -306,3 +306,41 @@ func TestExchangeIDsAreUniqueAndStartWithTheTime(t *testing.T) {
 		seen[id], prev = true, id
 	}
 }
+
+// NextRequest's channel is closed by the next API request and by nothing before it, so a
+// caller showing the request count can sleep while there is no traffic; callers waiting
+// together share it, and the one after is a new, open channel.
+func TestNextRequestIsClosedByTheNextAPIRequest(t *testing.T) {
+	f := newFixture(t, Config{})
+	next, again := f.srv.NextRequest(), f.srv.NextRequest()
+	if next != again {
+		t.Error("two waiters got different channels; want one, shared")
+	}
+	if r, err := f.front.Client().Get(f.front.URL + "/healthz"); err != nil {
+		t.Fatal(err)
+	} else {
+		r.Body.Close()
+	}
+	select {
+	case <-next:
+		t.Fatal("closed by /healthz, which is not an API request")
+	default:
+	}
+	before := f.srv.Requests()
+	resp := f.post(t, "/v1/messages", streamRequest("claude-sonnet-4-5"))
+	io.Copy(io.Discard, resp.Body) //nolint:errcheck // the stream is not what is tested
+	resp.Body.Close()
+	select {
+	case <-next:
+	default:
+		t.Fatal("not closed by an API request that was served")
+	}
+	if got := f.srv.Requests(); got != before+1 {
+		t.Errorf("Requests() = %d; want %d", got, before+1)
+	}
+	select {
+	case <-f.srv.NextRequest():
+		t.Fatal("the next wait starts closed; want a new channel, open until the next request")
+	default:
+	}
+}
