@@ -211,8 +211,16 @@ wait \$app || fail "the app quit from the tray with status \$?"
 "$bin" --data-dir "$work/longhaul" --port $port >"$work/app.log" 2>&1 &
 app=\$!
 wait_visible yes || fail "no window (geometry run)"
-sleep 1
-geometry=\$(xdotool getwindowgeometry "\$(visible)" | tr -s ' \\n' ' ')
+# Until the window stands where it was left: while the app restores it, a search may find it
+# unmapped for a moment (it did once under load, and xdotool then asked X about window 0).
+geometry=
+for i in \$(seq 1 60); do
+  w=\$(visible)
+  geometry=
+  if [ -n "\$w" ]; then geometry=\$(xdotool getwindowgeometry "\$w" 2>/dev/null | tr -s ' \\n' ' ') || geometry=; fi
+  case "\$geometry" in *"Position: 20,30 "*"Geometry: 1000x700"*) break;; esac
+  sleep 0.25
+done
 case "\$geometry" in *"Position: 20,30 "*"Geometry: 1000x700"*) ;; *) fail "window not restored where it was: \$geometry";; esac
 stop_app
 echo "desktop smoke: tray menu and toggle work next to the window; close hid it to the tray; Open window and Quit worked; size and position restored"
