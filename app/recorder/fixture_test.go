@@ -102,3 +102,19 @@ func messagesBody(stream bool, session string) string {
 	}
 	return `{"model":"claude-sonnet-4-5","max_tokens":64,"stream":` + s + `,"metadata":{"user_id":"user_x_account_y_session_` + session + `"},"messages":[{"role":"user","content":"hi"}]}`
 }
+
+// runRecorder runs a recorder on a fresh store until the test ends.
+func runRecorder(t *testing.T, opts Options) (*Recorder, *store.Store) {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "longhaul.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	rec := New(st, opts)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { rec.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return rec, st
+}

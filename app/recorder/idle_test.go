@@ -3,30 +3,12 @@ package recorder
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"longhaul/app/internal/wait"
 	"longhaul/proxy"
-	"longhaul/store"
 )
-
-// runRecorder runs a recorder on a fresh store until the test ends.
-func runRecorder(t *testing.T, opts Options) (*Recorder, *store.Store) {
-	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "longhaul.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	rec := New(st, opts)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { rec.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return rec, st
-}
 
 // unchangedOver reports whether count stays the same while a reference ticker of period
 // fires n times: an absence shown by counting another clock's events, so a busy machine

@@ -146,16 +146,7 @@ func TestBodiesGoBeforeMetadataUnderMemoryPressure(t *testing.T) {
 // Observe queues nothing for it (the history still gets everything), and a follower arriving
 // afterwards does not start with the batch from before (it would be stale).
 func TestUnwatchedFeedSkipsTheLiveView(t *testing.T) {
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "longhaul.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	rec := New(st, Options{LiveEvery: 5 * time.Millisecond, FlushEvery: 5 * time.Millisecond})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { rec.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	rec, st := runRecorder(t, Options{LiveEvery: 5 * time.Millisecond, FlushEvery: 5 * time.Millisecond})
 
 	events, unsubscribe := rec.Feed().Subscribe()
 	rec.Observe(proxy.Exchange{ID: "lh_watched", State: proxy.ExchangeStarted, Start: time.Now()})
@@ -197,17 +188,7 @@ func TestUnwatchedFeedSkipsTheLiveView(t *testing.T) {
 // debug.FreeOSMemory's (counted as forced collections, which nothing else in this package
 // asks for; the runtime's own scavenger would take minutes and forces none).
 func TestMemoryGoesBackToTheOSAfterIdle(t *testing.T) {
-	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "longhaul.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	rec := New(st, Options{FlushEvery: 20 * time.Millisecond, ReturnMemoryIdle: 300 * time.Millisecond})
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { rec.Run(runCtx); close(done) }()
-	defer func() { cancel(); <-done }()
+	rec, _ := runRecorder(t, Options{FlushEvery: 20 * time.Millisecond, ReturnMemoryIdle: 300 * time.Millisecond})
 
 	forced := func() uint64 {
 		s := []metrics.Sample{{Name: "/gc/cycles/forced:gc-cycles"}}
@@ -229,16 +210,7 @@ func TestMemoryGoesBackToTheOSAfterIdle(t *testing.T) {
 // is given back, and the batch written later stores the body byte-identical.
 func TestLargeRequestBodiesAreDigestedBeforeTheirBatch(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "longhaul.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	rec := New(st, Options{FlushEvery: time.Hour}) // no batch unless asked
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { rec.Run(runCtx); close(done) }()
-	defer func() { cancel(); <-done }()
+	rec, st := runRecorder(t, Options{FlushEvery: time.Hour}) // no batch unless asked
 
 	var sent []string
 	for turn := 20; turn < 23; turn++ {
