@@ -93,8 +93,8 @@ type bodyMemory struct {
 	gen      int64
 	known    map[chunkHash]int64
 	seed     maphash.Seed // of the block hashes; drawn per process, so no text can aim at a collision
-	sessions map[string]*lastBody
-	recent   []string // session keys, oldest first, for eviction
+	sessions map[sessionKey]*lastBody
+	recent   []sessionKey // session keys, oldest first, for eviction
 	// repeatsTaken counts bodies whose shared part the proxy's comparison gave (Repeats), so
 	// no byte of it was read here; chunked the bytes cut into chunks (hashed, and compressed
 	// when new).
@@ -146,7 +146,7 @@ func (st *Store) BodiesLost() int64 {
 }
 
 func newBodyMemory() *bodyMemory {
-	return &bodyMemory{known: map[chunkHash]int64{}, seed: maphash.MakeSeed(), sessions: map[string]*lastBody{}, stmts: map[string]*sql.Stmt{}}
+	return &bodyMemory{known: map[chunkHash]int64{}, seed: maphash.MakeSeed(), sessions: map[sessionKey]*lastBody{}, stmts: map[string]*sql.Stmt{}}
 }
 
 // sharedPrefix returns how many leading bytes of b are prev's, as the block hashes tell: a
@@ -208,7 +208,7 @@ func (m *bodyMemory) forget() {
 	m.recent = m.recent[:0]
 }
 
-func (m *bodyMemory) remember(key string, b *lastBody) {
+func (m *bodyMemory) remember(key sessionKey, b *lastBody) {
 	if _, ok := m.sessions[key]; !ok {
 		m.recent = append(m.recent, key)
 	}
@@ -230,8 +230,8 @@ type bodyWriter struct {
 	lookup, insert, gen *sql.Stmt
 	genChecked          bool
 	learnt              map[chunkHash]int64
-	sessions            map[string]*lastBody
-	order               []string
+	sessions            map[sessionKey]*lastBody
+	order               []sessionKey
 	// Buffers reused from row to row (the driver copies what it binds): a part's column and a
 	// chunk's stored form.
 	cols  [3][]byte
@@ -245,7 +245,7 @@ const (
 )
 
 func newBodyWriter(ctx context.Context, tx *sql.Tx, mem *bodyMemory) (*bodyWriter, error) {
-	w := &bodyWriter{mem: mem, tx: tx, learnt: map[chunkHash]int64{}, sessions: map[string]*lastBody{}}
+	w := &bodyWriter{mem: mem, tx: tx, learnt: map[chunkHash]int64{}, sessions: map[sessionKey]*lastBody{}}
 	for _, p := range []struct {
 		dst  **sql.Stmt
 		text string
@@ -318,9 +318,9 @@ func (w *bodyWriter) put(ctx context.Context, part int, seq bodySequence, raw []
 	if err := w.checkGeneration(ctx); err != nil {
 		return nil, err
 	}
-	key := sessionKey(part, seq)
+	key := sessionKeyOf(part, seq)
 	var prev *lastBody
-	if key != "" {
+	if key.session != "" {
 		if prev = w.sessions[key]; prev == nil {
 			prev = w.mem.sessions[key]
 		}
@@ -340,7 +340,7 @@ func (w *bodyWriter) put(ctx context.Context, part int, seq bodySequence, raw []
 		}
 		c.id = id
 	}
-	if key != "" {
+	if key.session != "" {
 		if _, ok := w.sessions[key]; !ok {
 			w.order = append(w.order, key)
 		}
@@ -350,12 +350,18 @@ func (w *bodyWriter) put(ctx context.Context, part int, seq bodySequence, raw []
 	return w.cols[part], nil
 }
 
-// sessionKey names the sequence a part's body belongs to in bodyMemory.sessions; "" none.
-func sessionKey(part int, seq bodySequence) string {
+// sessionKey names the sequence a part's body belongs to in bodyMemory.sessions; the zero
+// key (no session) none. A struct, not a formatted string: it is built for every large body.
+type sessionKey struct {
+	part    int
+	session string
+}
+
+func sessionKeyOf(part int, seq bodySequence) sessionKey {
 	if seq.session == "" {
-		return ""
+		return sessionKey{}
 	}
-	return fmt.Sprintf("%d/%s", part, seq.session)
+	return sessionKey{part: part, session: seq.session}
 }
 
 // chunkStart is where chunk i of a body starts.

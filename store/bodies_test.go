@@ -368,6 +368,65 @@ func BenchmarkWriteSessionTurn(b *testing.B) {
 	b.ReportMetric(float64((processCPU(b)-cpu0).Nanoseconds())/float64(next-90), "cpu-ns/turn")
 }
 
+// BenchmarkWriteDigestedSessionTurn is BenchmarkWriteSessionTurn as the recorder does it for a
+// large request: the body digested at the hand-off, with what it repeats of the previous turn
+// and where its messages end as the proxy found them, then its batch of one.
+func BenchmarkWriteDigestedSessionTurn(b *testing.B) {
+	st, _ := openTemp(b)
+	bodies := growingSession(100)
+	for i := range 90 {
+		writeAll(b, st, sessionExchange(i, bodies[i]))
+	}
+	// What the proxy finds as a body arrives, outside the clock: turn 90+k after the turn
+	// before it (turn 90 after 99, which it repeats up to 90's last message).
+	var repeats [10]int
+	var ends [10][]int
+	for k := range 10 {
+		repeats[k] = commonPrefix(bodies[90+(k+9)%10], bodies[90+k])
+		ends[k] = messageEnds(bodies[90+k])
+	}
+	prev := fmt.Sprintf("lh_%06d", 89)
+	next := 90
+	b.SetBytes(int64(len(bodies[99])))
+	b.ReportAllocs()
+	cpu0 := processCPU(b)
+	for b.Loop() {
+		k := next % 10
+		e := sessionExchange(next, bodies[90+k])
+		e.Bodies.Forwarded = ""
+		e.Bodies.RequestRepeats = Repeats{Exchange: prev, Bytes: repeats[k]}
+		e.Bodies.RequestMessageEnds = ends[k]
+		if err := st.DigestRequest(&e); err != nil {
+			b.Fatal(err)
+		}
+		writeAll(b, st, e)
+		prev = e.ID
+		next++
+	}
+	b.ReportMetric(float64((processCPU(b)-cpu0).Nanoseconds())/float64(next-90), "cpu-ns/turn")
+}
+
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+// messageEnds are the offsets just after each message of a growingSession body.
+func messageEnds(body string) []int {
+	var ends []int
+	for i := 0; ; {
+		j := strings.Index(body[i:], `},{"role"`)
+		if j < 0 {
+			return ends
+		}
+		i += j + 1
+		ends = append(ends, i)
+	}
+}
+
 // A secret configured after a session began is masked in that session's next bodies too,
 // though it sits in the prefix they share with bodies scanned before it was known.
 func TestSessionBodiesAreRedactedOfSecretsConfiguredMidSession(t *testing.T) {
@@ -393,12 +452,13 @@ func TestSessionBodiesAreRedactedOfSecretsConfiguredMidSession(t *testing.T) {
 }
 
 // smallExchange is one ~1 KB request as the recorder hands it to the store under many
-// concurrent small requests: one attempt, no compaction, a short reply. Its id looks random,
-// as the proxy's do (which makes each new row an insert at a random place of the id index).
+// concurrent small requests: one attempt, no compaction, a short reply. Its id is made as the
+// proxy makes them (newExchangeID): its start in Unix nanoseconds, then 32 random bits, so a
+// new row's id lands at the end of the id index.
 func smallExchange(i int) Exchange {
 	start := testNow.Add(time.Duration(i) * time.Millisecond)
 	return Exchange{
-		ID: fmt.Sprintf("lh_%024x", uint64(i)*0x9E3779B97F4A7C15), State: "finished", Route: "messages", Method: "POST", Path: "/v1/messages",
+		ID: fmt.Sprintf("lh_%016x%08x", uint64(start.UnixNano()), uint32(uint64(i)*0x9E3779B97F4A7C15>>32)), State: "finished", Route: "messages", Method: "POST", Path: "/v1/messages",
 		UserAgent: "Go-http-client/1.1", RemoteAddr: "127.0.0.1:41234", SessionID: "6d0b8f3e-1111-4222-8333-944455556666",
 		Model: "claude-sonnet-4-5-20250929", ModelSent: "claude-sonnet-4-5-20250929",
 		AccountID: 1, AccountName: "bench", Start: start, FirstByte: start.Add(300 * time.Microsecond), End: start.Add(400 * time.Microsecond),

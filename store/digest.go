@@ -45,9 +45,9 @@ func (st *Store) DigestRequest(e *Exchange) error {
 	defer st.bodies.mu.Unlock()
 	m := st.bodies
 	seq := bodySequence{session: e.SessionID, exchange: e.ID, repeats: b.RequestRepeats, cuts: b.RequestMessageEnds}
-	key := sessionKey(0, seq)
+	key := sessionKeyOf(0, seq)
 	var prev *lastBody
-	if key != "" {
+	if key.session != "" {
 		prev = m.sessions[key]
 	}
 	raw := unsafe.Slice(unsafe.StringData(b.Request), len(b.Request))
@@ -55,8 +55,8 @@ func (st *Store) DigestRequest(e *Exchange) error {
 	d := &BodyDigest{gen: m.gen, size: len(body), chunks: make([]digestChunk, len(last.chunks))}
 	for i, c := range last.chunks {
 		dc := digestChunk{hash: c.hash, id: c.id}
-		if id, ok := m.known[c.hash]; ok && dc.id == 0 {
-			dc.id = id
+		if dc.id == 0 { // most chunks come from the previous body with their ids
+			dc.id = m.known[c.hash]
 		}
 		if i >= len(last.chunks)-fresh && dc.id == 0 {
 			data, err := compress(nil, body[chunkStart(last.chunks, i):c.end])
@@ -68,7 +68,7 @@ func (st *Store) DigestRequest(e *Exchange) error {
 		}
 		d.chunks[i] = dc
 	}
-	if key != "" {
+	if key.session != "" {
 		m.remember(key, last)
 	}
 	b.Request, b.RequestDigest = "", d

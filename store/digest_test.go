@@ -105,3 +105,51 @@ func TestDigestAfterASweepDoesNotNameDeletedChunks(t *testing.T) {
 		t.Fatalf("exchange 2 holds a request body of %d bytes; want none", len(e.Bodies.Request))
 	}
 }
+
+// A digest's new chunk that another body stored already is found, not stored twice, and both
+// bodies read back byte-identical: a session after a restart (the writer remembers no chunk id)
+// sends what an earlier one sent, as every Claude Code session repeats the system prompt and
+// tools of the ones before it.
+func TestDigestOfBytesAnotherSessionStoredReusesTheirChunks(t *testing.T) {
+	st, path := openTemp(t)
+	ctx := context.Background()
+	bodies := growingSession(8)
+	last := bodies[7]
+	writeAll(t, st, digested(t, st, 0, last))
+	chunkRows := func() (n int) {
+		t.Helper()
+		if err := st.db.QueryRowContext(ctx, `SELECT count(*) FROM body_chunks`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := chunkRows()
+	if before < 2 {
+		t.Fatalf("%d chunk rows after a large body; want it chunked", before)
+	}
+	restarted, _ := openAt(t, path)
+	other := sessionExchange(1, last)
+	other.SessionID = "sess-other"
+	if err := restarted.DigestRequest(&other); err != nil {
+		t.Fatal(err)
+	}
+	if d := other.Bodies.RequestDigest; d == nil || d.Held() == 0 {
+		t.Fatal("the other session's digest holds no new chunk; want its chunks cut as new")
+	}
+	writeAll(t, restarted, other)
+	if after := chunkRows(); after != before {
+		t.Fatalf("body_chunks went from %d to %d rows for bytes already stored; want no new row", before, after)
+	}
+	for _, id := range []string{"lh_000000", "lh_000001"} {
+		e, err := st.Exchange(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Bodies == nil || e.Bodies.Request != last {
+			t.Fatalf("%s: the request body differs from what was sent", id)
+		}
+	}
+	if n := restarted.BodiesLost(); n != 0 {
+		t.Fatalf("BodiesLost = %d; want 0", n)
+	}
+}
