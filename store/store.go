@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -35,6 +36,7 @@ type Store struct {
 	Logger *slog.Logger
 
 	db       *sql.DB
+	path     string      // the database file, absolute (Watch watches its directory)
 	keychain Keychain    // nil: secrets are kept in the database (SecretStorage)
 	redactor *Redactor   // masks patterns and this store's known secrets in stored text
 	bodies   *bodyMemory // what the history writer remembers of recent bodies (store/bodies.go)
@@ -55,7 +57,11 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	st := &Store{Now: time.Now, db: db, redactor: NewRedactor(), bodies: newBodyMemory()}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("open store: %w", err), db.Close())
+	}
+	st := &Store{Now: time.Now, db: db, path: abs, redactor: NewRedactor(), bodies: newBodyMemory()}
 	for _, o := range opts {
 		o(st)
 	}
@@ -208,18 +214,73 @@ func (st *Store) rollback(tx *sql.Tx) {
 }
 
 // Watch calls onChange whenever settings or accounts changed — through this Store or another
-// connection, usually another process such as the CLI — polling a counter that triggers keep
-// (migration 004) every `every`. It blocks until ctx is done. Writes to other tables (the request
-// history, many a second) do not count. onChange is also called once as soon as the watch is
+// connection, usually another process such as the CLI — by reading a counter that triggers keep
+// (migration 004). It blocks until ctx is done. Writes to other tables (the request history,
+// many a second) do not count. onChange is also called once as soon as the watch is
 // established: a commit that landed between the caller's last read and that moment would
 // otherwise never be reported.
+//
+// Where the OS tells about file changes (Linux: inotify, dbChanges) the counter is read only
+// after the database's files were written, within every of the write, and at most once per
+// every however often they are; an idle app then does not wake for it at all (it polled
+// twice a second, its last wake-ups while idle: docs/performance.md). Elsewhere it is read
+// every every.
 func (st *Store) Watch(ctx context.Context, every time.Duration, onChange func()) {
 	if ctx.Err() != nil {
 		return
 	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	st.watch(ctx, t.C, onChange, nil)
+	changes, stop, err := dbChanges(st.path)
+	if err != nil {
+		st.logger().Debug("store: watch: no file notifications; polling", "every", every, "err", err)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		st.watch(ctx, t.C, onChange, nil)
+		return
+	}
+	defer stop()
+	st.watchFiles(ctx, changes, every, watchBackstop, onChange, nil)
+}
+
+// watchBackstop is how often Watch reads the counter with no file written: what a lost
+// notification can delay a change by (an event queue that overflowed is reported as a
+// change, so this is for a file system that does not notify).
+const watchBackstop = time.Minute
+
+// watchFiles is Watch driven by changes (one value per burst of writes to the database's
+// files): each burst is read once, every after it began, so that a commit whose last write
+// woke it is visible (SQLite publishes a commit in its shared-memory index just after its
+// last write to the WAL, and only that write is seen); writes during the wait join it.
+func (st *Store) watchFiles(ctx context.Context, changes <-chan struct{}, every, backstop time.Duration, onChange, polled func()) {
+	ticks := make(chan time.Time)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	wg.Go(func() {
+		wait := time.NewTimer(backstop)
+		defer wait.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-changes:
+				wait.Reset(every)
+				select {
+				case <-ctx.Done():
+					return
+				case <-wait.C:
+				}
+			case <-wait.C:
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case ticks <- time.Now():
+			}
+			wait.Reset(backstop)
+		}
+	})
+	st.watch(ctx, ticks, onChange, polled)
 }
 
 // watch is Watch with its clock passed in: it polls once at once and then on every tick, and

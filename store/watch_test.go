@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -196,4 +197,50 @@ func TestWatchIgnoresHistoryWrites(t *testing.T) {
 	if n := w.drain(); n != 1 {
 		t.Errorf("changes after an account was added = %d; want 1", n)
 	}
+}
+
+// watchFiles reads the counter after each burst of file changes and, with none, every
+// backstop; it ends with its context.
+func TestWatchFilesPollsOnChangesAndOnTheBackstop(t *testing.T) {
+	run := func(t *testing.T, every, backstop time.Duration) (changes chan struct{}, polls chan struct{}) {
+		app, _ := openTemp(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		changes, polls = make(chan struct{}, 1), make(chan struct{}, 64)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			app.watchFiles(ctx, changes, every, backstop, func() {}, func() { polls <- struct{}{} })
+		}()
+		t.Cleanup(func() {
+			cancel()
+			select {
+			case <-done:
+			case <-time.After(waitLimit):
+				t.Error("watchFiles did not return after its context was cancelled")
+			}
+		})
+		return changes, polls
+	}
+	await := func(t *testing.T, polls chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-polls:
+		case <-time.After(waitLimit):
+			t.Fatalf("no %s within %v", what, waitLimit)
+		}
+	}
+	t.Run("a change is read", func(t *testing.T) {
+		changes, polls := run(t, time.Millisecond, time.Hour)
+		await(t, polls, "first poll")
+		for i := range 3 {
+			changes <- struct{}{}
+			await(t, polls, fmt.Sprintf("poll after change %d", i+1))
+		}
+	})
+	t.Run("no change: the backstop", func(t *testing.T) {
+		_, polls := run(t, time.Hour, time.Millisecond)
+		for i := range 4 {
+			await(t, polls, fmt.Sprintf("poll %d", i+1))
+		}
+	})
 }
