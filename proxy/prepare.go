@@ -83,11 +83,27 @@ func (s *Server) retarget(r *http.Request, cfg *Config, comp *compactor, ex *Exc
 func cacheTTL(body []byte, p anthropic.Peek) time.Duration {
 	tail := body[max(0, len(body)-cacheTTLTail):]
 	for _, part := range [][]byte{p.SystemSpan.Of(body), p.ToolsSpan.Of(body), tail} {
-		if bytes.Contains(part, []byte(`"1h"`)) && bytes.Contains(part, []byte(`"ttl"`)) {
+		if holdsOneHour(part) && bytes.Contains(part, []byte(`"ttl"`)) {
 			return compact.LongCacheTTL
 		}
 	}
 	return compact.DefaultCacheTTL
+}
+
+// holdsOneHour reports whether b holds the JSON string "1h". It looks for `1h"`, then at the
+// byte before: a search led by '"', JSON's commonest byte, stops at nearly every string, and
+// read a Claude Code request's system prompt and tools at under 2 GB/s (25 µs a request,
+// every request); one led by '1' takes 2 µs (BenchmarkCacheTTL).
+func holdsOneHour(b []byte) bool {
+	for i := 0; ; i += 3 {
+		j := bytes.Index(b[i:], []byte(`1h"`))
+		if j < 0 {
+			return false
+		}
+		if i += j; i > 0 && b[i-1] == '"' {
+			return true
+		}
+	}
 }
 
 // compactStage screens a request for a model reply (as Messages) and, unless the screen
