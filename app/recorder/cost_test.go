@@ -17,11 +17,12 @@ import (
 )
 
 // smallExchange is a ~1 KB request as the proxy reports it when it finishes: one attempt,
-// the request body lent, a short reply; its id looks random, as the proxy's do.
+// the request body lent, a short reply; its id made as the proxy makes them (its start in Unix
+// nanoseconds, then 32 random bits).
 func smallExchange(i int, request []byte) proxy.Exchange {
 	start := time.Now()
 	return proxy.Exchange{
-		ID: fmt.Sprintf("lh_%024x", uint64(i)*0x9E3779B97F4A7C15), State: proxy.ExchangeFinished, Route: "messages", Method: "POST", Path: "/v1/messages",
+		ID: fmt.Sprintf("lh_%016x%08x", uint64(start.UnixNano()), uint32(uint64(i)*0x9E3779B97F4A7C15>>32)), State: proxy.ExchangeFinished, Route: "messages", Method: "POST", Path: "/v1/messages",
 		ClientProtocol: proxy.ProtocolAnthropic, UpstreamProtocol: "anthropic",
 		UserAgent: "Go-http-client/1.1", RemoteAddr: "127.0.0.1:41234", SessionID: "6d0b8f3e-1111-4222-8333-944455556666",
 		Model: "claude-sonnet-4-5-20250929", ModelSent: "claude-sonnet-4-5-20250929",
