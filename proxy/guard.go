@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"path"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,11 +39,22 @@ import (
 type Guard struct {
 	policy atomic.Pointer[guardPolicy]
 	now    func() time.Time
-	// bodyTimeout bounds how long a request body may take to arrive (Timeouts.BodyRead).
-	bodyTimeout time.Duration
+	// bodyTimeout bounds how long a request body may take to arrive (Timeouts.BodyRead), and
+	// bodyIdle how long it may pause (Timeouts.BodyIdle).
+	bodyTimeout, bodyIdle time.Duration
 
 	mu       sync.Mutex
-	sessions map[[sha256.Size]byte]time.Time // hash of a session token → its expiry
+	sessions map[[sha256.Size]byte]session // by the hash of its token
+
+	// strikes throttles wrong keys per client address (guard_throttle.go).
+	strikes strikeTable
+}
+
+// session is a browser login: when it ends, and the port of the listener that opened it (a
+// cookie cannot be scoped to a port over plain HTTP, so the guard does it: see sessionCookie).
+type session struct {
+	expires time.Time
+	port    string
 }
 
 type guardPolicy struct {
@@ -52,8 +62,15 @@ type guardPolicy struct {
 	origins map[string]bool
 }
 
-// SessionCookie is the browser UI's session cookie.
-const SessionCookie = "longhaul_session"
+// sessionCookiePrefix starts the browser UI's session cookie's name; the listener's port ends
+// it (sessionCookie).
+const sessionCookiePrefix = "longhaul_session_"
+
+// sessionCookiePath is the only path the session cookie is sent to: the UI's API, the one part
+// that needs it (the UI's files hold no data). Every other server on 127.0.0.1, whatever its
+// port, receives cookies of 127.0.0.1 too (cookies ignore ports), and this keeps the session
+// off every request a browser makes to them but ones to this very path.
+const sessionCookiePath = uiAPIPath
 
 const (
 	// sessionLifetime bounds a browser session: the key is typed again after it.
@@ -70,15 +87,15 @@ const (
 )
 
 // NewGuard returns a guard with no key and no allowed origins; now is the clock (nil:
-// time.Now) and bodyTimeout bounds each request body's arrival (0: defaultBodyRead).
-func NewGuard(now func() time.Time, bodyTimeout time.Duration) *Guard {
+// time.Now); t's BodyRead and BodyIdle bound each request body's arrival (zero values: the
+// defaults).
+func NewGuard(now func() time.Time, t Timeouts) *Guard {
 	if now == nil {
 		now = time.Now
 	}
-	if bodyTimeout <= 0 {
-		bodyTimeout = defaultBodyRead
-	}
-	g := &Guard{now: now, bodyTimeout: bodyTimeout, sessions: map[[sha256.Size]byte]time.Time{}}
+	t = t.withDefaults()
+	g := &Guard{now: now, bodyTimeout: t.BodyRead, bodyIdle: t.BodyIdle, sessions: map[[sha256.Size]byte]session{}}
+	g.strikes.entries = map[string]*strike{}
 	g.policy.Store(&guardPolicy{})
 	return g
 }
@@ -128,24 +145,69 @@ func clientCredential(r *http.Request) string {
 // geminiPathPrefix is where the Gemini API's routes live.
 const geminiPathPrefix = "/v1beta/"
 
-// hasKey reports whether r carries the client key or a live browser session.
-func (g *Guard) hasKey(p *guardPolicy, r *http.Request) bool {
-	if subtle.ConstantTimeCompare([]byte(clientCredential(r)), p.key) == 1 {
-		return true
+// checkKey decides whether r may pass when a key is set: it presents the client key, or
+// (presenting none) carries a live browser session of this listener. A wrong key counts
+// against the caller's address, and an address with too many wrong keys is refused without
+// its key being compared (guard_throttle.go); a request that presents no key is refused
+// without counting.
+func (g *Guard) checkKey(p *guardPolicy, r *http.Request) *Error {
+	if presented := clientCredential(r); presented != "" {
+		return g.compareKey(p, r, presented, errNoKey)
 	}
-	c, err := r.Cookie(SessionCookie)
+	if g.hasSession(r) {
+		return nil
+	}
+	return errNoKey
+}
+
+// compareKey compares a presented key with the client key, throttled per client address;
+// wrong is the refusal for a wrong key.
+func (g *Guard) compareKey(p *guardPolicy, r *http.Request, presented string, wrong *Error) *Error {
+	addr := clientAddress(r)
+	now := g.now()
+	if wait := g.strikes.lockedFor(addr, now); wait > 0 {
+		return throttled(wait)
+	}
+	if subtle.ConstantTimeCompare([]byte(presented), p.key) != 1 {
+		g.strikes.fail(addr, now)
+		return wrong
+	}
+	g.strikes.forgive(addr)
+	return nil
+}
+
+// hasSession reports whether r carries a live browser session opened on this listener.
+func (g *Guard) hasSession(r *http.Request) bool {
+	port := listenerPort(r)
+	c, err := r.Cookie(sessionCookie(port))
 	if err != nil || c.Value == "" {
 		return false
 	}
 	id := sha256.Sum256([]byte(c.Value)) // a map keyed by the hash: lookup time says nothing about the token
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	exp, ok := g.sessions[id]
-	if ok && !g.now().Before(exp) {
+	s, ok := g.sessions[id]
+	if ok && !g.now().Before(s.expires) {
 		delete(g.sessions, id)
 		return false
 	}
-	return ok
+	return ok && s.port == port
+}
+
+// sessionCookie is the session cookie's name on the listener of port. Browsers send every
+// cookie of 127.0.0.1 to every port of it; with the port in the name, two listeners (the
+// proxy's port and the UI's, or two instances) never overwrite each other's session, and
+// hasSession accepts a session only on the listener that opened it.
+func sessionCookie(port string) string { return sessionCookiePrefix + port }
+
+// listenerPort is the port of the listener r arrived on ("" when unknown: a test recorder).
+func listenerPort(r *http.Request) string {
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		if _, port, err := net.SplitHostPort(a.String()); err == nil {
+			return port
+		}
+	}
+	return ""
 }
 
 // checkHost refuses a Host that is not a loopback name, unless the listener is open to the
@@ -200,8 +262,10 @@ func (g *Guard) CheckAPI(w http.ResponseWriter, r *http.Request, loopbackListene
 		}
 		grantCORS(w.Header(), origin)
 	}
-	if len(p.key) > 0 && !g.hasKey(p, r) {
-		return errNoKey
+	if len(p.key) > 0 {
+		if e := g.checkKey(p, r); e != nil {
+			return e
+		}
 	}
 	if r.Method == http.MethodPost && !isJSON(r.Header.Get("Content-Type")) {
 		return newError(http.StatusUnsupportedMediaType, anthropic.InvalidRequestError, "the request body must be JSON (Content-Type: application/json)")
@@ -252,48 +316,91 @@ func (g *Guard) Preflight(w http.ResponseWriter, r *http.Request, loopbackListen
 }
 
 // UI guards the browser UI and its API (next), on the listener loopbackListener describes:
-// the Host check; the key or a session for everything under /longhaul/v1/ but the login
-// route; and same-origin writes only (CSRF). The UI's files (the login page among them) need
-// no key: they hold no data. It answers LoginPath and LogoutPath itself. Errors are written in
-// Anthropic's shape, whose error.message is what the UI reads from its own errors.
+// the Host check; a canonical path (routablePath); for writes, same-origin callers only
+// (CSRF), a JSON content type and a body within MaxUIBodyBytes that keeps arriving; the key or
+// a session for everything but the UI's files and the login route. The UI's files (the login
+// page among them) need no key: they hold no data. It answers LoginPath and LogoutPath itself.
+// Errors are written in Anthropic's shape, whose error.message is what the UI reads from its
+// own errors.
+//
+// Every decision is made on r's path as next routes it: callers that map paths (the proxy's
+// port serves the UI under /longhaul/) map first and guard the result (Server.serveUI).
 func (g *Guard) UI(next http.Handler, loopbackListener func() bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p := g.policy.Load()
-		if e := checkHost(p, r, loopbackListener()); e != nil {
+		if e := g.checkUI(w, r, loopbackListener()); e != nil {
+			refuseUnread(w, r)
 			writeError(w, e)
 			return
 		}
-		write := r.Method != http.MethodGet && r.Method != http.MethodHead
-		if write {
-			if _, page := fromWebPage(r); page {
-				writeError(w, newError(http.StatusForbidden, anthropic.PermissionError, "cross-origin request refused"))
-				return
-			}
-			g.boundBody(w, r)
-		}
-		switch {
-		case r.URL.Path == LoginPath:
-			g.login(w, r, p)
-			return
-		case r.URL.Path == LogoutPath:
+		switch r.URL.Path {
+		case LoginPath:
+			g.login(w, r, g.policy.Load())
+		case LogoutPath:
 			g.logout(w, r)
-			return
-		case !isUIFile(r.URL.Path) && len(p.key) > 0 && !g.hasKey(p, r):
-			writeError(w, errNoKey)
-			return
+		default:
+			next.ServeHTTP(w, r)
 		}
-		next.ServeHTTP(w, r)
 	})
 }
 
-// isUIFile reports whether p names one of the UI's files rather than its API: a clean path
-// outside /longhaul/v1/. Anything unclean is treated as API (the mux would only redirect it).
-func isUIFile(p string) bool {
-	if strings.HasPrefix(p, uiAPIPath) || p == strings.TrimSuffix(uiAPIPath, "/") {
+// MaxUIBodyBytes bounds a body sent to the UI's API: its largest is a settings change.
+const MaxUIBodyBytes = 1 << 20
+
+func (g *Guard) checkUI(w http.ResponseWriter, r *http.Request, loopbackListener bool) *Error {
+	p := g.policy.Load()
+	if e := checkHost(p, r, loopbackListener); e != nil {
+		return e
+	}
+	if e := routablePath(r); e != nil {
+		return e
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		if _, page := fromWebPage(r); page {
+			return newError(http.StatusForbidden, anthropic.PermissionError, "cross-origin request refused")
+		}
+		// Strictly JSON, even for writes that read no body: a page can send text/plain, or a
+		// body with no type at all, without a CORS preflight.
+		if !isStrictJSON(r.Header.Get("Content-Type")) {
+			return newError(http.StatusUnsupportedMediaType, anthropic.InvalidRequestError, "send JSON (Content-Type: application/json)")
+		}
+		if r.ContentLength > MaxUIBodyBytes {
+			return newError(http.StatusRequestEntityTooLarge, anthropic.RequestTooLarge, fmt.Sprintf("the UI's API takes bodies of up to %d bytes", MaxUIBodyBytes))
+		}
+		g.boundBody(w, r)
+	}
+	if r.URL.Path == LoginPath || r.URL.Path == LogoutPath || len(p.key) == 0 || isUIFile(r) {
+		return nil
+	}
+	return g.checkKey(p, r)
+}
+
+// isStrictJSON accepts application/json with any parameters, and nothing else.
+func isStrictJSON(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
+}
+
+// isUIFile reports whether r asks for one of the UI's files rather than its API: a read of a
+// path that is not under /longhaul in any case (the UI's own files never are). r's path is
+// canonical already (routablePath).
+func isUIFile(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return false
 	}
-	c := path.Clean(p)
-	return c == p || c+"/" == p
+	p := r.URL.Path
+	return len(p) < len(uiPrefix) || !strings.EqualFold(p[:len(uiPrefix)], uiPrefix)
+}
+
+// refuseUnread makes a reply sent before r's body was read the connection's last, and sends
+// it at once: net/http would otherwise read what is left of the body (up to 256 KiB, for as
+// long as the client takes to send it, with no deadline if none was set yet) before it closes
+// the connection, whose next bytes are the rest of that body and cannot be reused. Connection:
+// close skips the read before the reply; a read deadline in the past ends the read after it.
+func refuseUnread(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+		http.NewResponseController(w).SetReadDeadline(time.Now()) //nolint:errcheck // not a connection (a test recorder): nothing to cut
+	}
 }
 
 // login checks the key a browser typed and opens a session: a random token in an HttpOnly,
@@ -301,10 +408,6 @@ func isUIFile(p string) bool {
 func (g *Guard) login(w http.ResponseWriter, r *http.Request, p *guardPolicy) {
 	if r.Method != http.MethodPost {
 		writeError(w, newError(http.StatusMethodNotAllowed, anthropic.InvalidRequestError, "POST the key as {\"key\": \"…\"}"))
-		return
-	}
-	if !isJSON(r.Header.Get("Content-Type")) {
-		writeError(w, newError(http.StatusUnsupportedMediaType, anthropic.InvalidRequestError, "send JSON (Content-Type: application/json)"))
 		return
 	}
 	var req struct {
@@ -320,39 +423,44 @@ func (g *Guard) login(w http.ResponseWriter, r *http.Request, p *guardPolicy) {
 		io.WriteString(w, `{"required":false}`) //nolint:errcheck // the client is gone
 		return
 	}
-	if subtle.ConstantTimeCompare([]byte(req.Key), p.key) != 1 {
-		writeError(w, newError(http.StatusUnauthorized, anthropic.AuthenticationError, "wrong client key"))
+	if e := g.compareKey(p, r, req.Key, errWrongLogin); e != nil {
+		w.Header().Del("Cache-Control")
+		writeError(w, e)
 		return
 	}
-	token := g.newSession()
-	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: token, Path: "/", MaxAge: int(sessionLifetime / time.Second),
+	port := listenerPort(r)
+	token := g.newSession(port)
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie(port), Value: token, Path: sessionCookiePath, MaxAge: int(sessionLifetime / time.Second),
 		HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	io.WriteString(w, `{"required":true}`) //nolint:errcheck // the client is gone
 }
 
-func (g *Guard) newSession() string {
+var errWrongLogin = newError(http.StatusUnauthorized, anthropic.AuthenticationError, "wrong client key")
+
+// newSession opens a session on the listener of port and returns its token.
+func (g *Guard) newSession(port string) string {
 	var b [32]byte
 	rand.Read(b[:]) //nolint:errcheck // crypto/rand.Read never fails
 	token := hex.EncodeToString(b[:])
 	now := g.now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for id, exp := range g.sessions {
-		if !now.Before(exp) {
+	for id, s := range g.sessions {
+		if !now.Before(s.expires) {
 			delete(g.sessions, id)
 		}
 	}
 	if len(g.sessions) >= maxSessions {
 		var oldest [sha256.Size]byte
 		var first time.Time
-		for id, exp := range g.sessions {
-			if first.IsZero() || exp.Before(first) {
-				oldest, first = id, exp
+		for id, s := range g.sessions {
+			if first.IsZero() || s.expires.Before(first) {
+				oldest, first = id, s.expires
 			}
 		}
 		delete(g.sessions, oldest)
 	}
-	g.sessions[sha256.Sum256([]byte(token))] = now.Add(sessionLifetime)
+	g.sessions[sha256.Sum256([]byte(token))] = session{expires: now.Add(sessionLifetime), port: port}
 	return token
 }
 
@@ -362,30 +470,34 @@ func (g *Guard) logout(w http.ResponseWriter, r *http.Request) {
 		writeError(w, newError(http.StatusMethodNotAllowed, anthropic.InvalidRequestError, "POST to log out"))
 		return
 	}
-	if c, err := r.Cookie(SessionCookie); err == nil {
+	name := sessionCookie(listenerPort(r))
+	if c, err := r.Cookie(name); err == nil {
 		g.mu.Lock()
 		delete(g.sessions, sha256.Sum256([]byte(c.Value)))
 		g.mu.Unlock()
 	}
-	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: sessionCookiePath, MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	w.Header().Set("Content-Type", "application/json")
 	io.WriteString(w, `{}`) //nolint:errcheck // the client is gone
 }
 
-// boundBody gives the request body bodyTimeout to arrive; a client that stops sending gets a
-// read error (its connection is then closed) instead of holding a goroutine forever. The
-// deadline is lifted once the body has been read, because after that the server's watch for
-// a hang-up reads the connection and a deadline there would cancel the request.
+// boundBody gives the request body bodyTimeout to arrive, and bodyIdle at most between two
+// reads: a client that stops sending gets a read error (its connection is then closed) instead
+// of holding a goroutine until the whole deadline passes. The deadline is lifted once the body
+// has been read, because after that the server's watch for a hang-up reads the connection and
+// a deadline there would cancel the request.
 func (g *Guard) boundBody(w http.ResponseWriter, r *http.Request) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return
 	}
 	rc := http.NewResponseController(w)
 	// The network's clock, not g.now (an injected clock may be anywhere in time).
-	if rc.SetReadDeadline(time.Now().Add(g.bodyTimeout)) != nil {
+	now := time.Now()
+	b := &deadlineBody{ReadCloser: r.Body, rc: rc, until: now.Add(g.bodyTimeout), idle: g.bodyIdle}
+	if rc.SetReadDeadline(b.next(now)) != nil {
 		return // not a real connection (a test recorder): nothing to bound
 	}
-	r.Body = &deadlineBody{ReadCloser: r.Body, lift: func() { rc.SetReadDeadline(time.Time{}) }} //nolint:errcheck // as above
+	r.Body = b
 }
 
 // closeIfBodyFailed closes the connection of a request whose body could not be read (cut
@@ -401,12 +513,25 @@ func closeIfBodyFailed(w http.ResponseWriter, r *http.Request) {
 
 type deadlineBody struct {
 	io.ReadCloser
-	lift   func()
+	rc     *http.ResponseController
+	until  time.Time     // the whole body's deadline
+	idle   time.Duration // the longest pause between reads
 	done   bool
 	failed bool
 }
 
+// next is the read deadline for a read starting at now.
+func (b *deadlineBody) next(now time.Time) time.Time {
+	if d := now.Add(b.idle); d.Before(b.until) {
+		return d
+	}
+	return b.until
+}
+
 func (b *deadlineBody) Read(p []byte) (int, error) {
+	if !b.done {
+		b.rc.SetReadDeadline(b.next(time.Now())) //nolint:errcheck // it worked in boundBody
+	}
 	n, err := b.ReadCloser.Read(p)
 	if err != nil && err != io.EOF {
 		b.failed = true
@@ -415,7 +540,7 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 	// discard of the rest fails fast too and the connection is closed.
 	if err == io.EOF && !b.done {
 		b.done = true
-		b.lift()
+		b.rc.SetReadDeadline(time.Time{}) //nolint:errcheck // as above
 	}
 	return n, err
 }

@@ -31,11 +31,11 @@ func BenchmarkGuard(b *testing.B) {
 		{"key", "lh-bench-key-0001", nil},
 		{"session-cookie", "lh-bench-key-0001", func(g *Guard, r *http.Request) {
 			r.Header.Del("X-Api-Key")
-			r.AddCookie(&http.Cookie{Name: SessionCookie, Value: g.newSession()})
+			r.AddCookie(&http.Cookie{Name: sessionCookie(""), Value: g.newSession("")})
 		}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			g := NewGuard(nil, 0)
+			g := NewGuard(nil, Timeouts{})
 			g.Configure(tc.key, nil)
 			r := claudeCode()
 			if tc.prep != nil {

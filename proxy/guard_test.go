@@ -167,21 +167,22 @@ func TestBrowserLoginSession(t *testing.T) {
 		t.Fatalf("right key: %d cookies %v; want 200 and one cookie", resp.StatusCode, cookies)
 	}
 	c := cookies[0]
-	if c.Name != SessionCookie || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/" || c.MaxAge <= 0 || len(c.Value) < 32 ||
+	frontPort := front.URL[strings.LastIndexByte(front.URL, ':')+1:]
+	if c.Name != "longhaul_session_"+frontPort || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/longhaul/v1/" || c.MaxAge <= 0 || len(c.Value) < 32 ||
 		strings.Contains(c.Value, "lh-browser-key") {
-		t.Errorf("session cookie = %+v; want HttpOnly, SameSite=Strict, Path=/, bounded, random", c)
+		t.Errorf("session cookie = %+v; want longhaul_session_%s, HttpOnly, SameSite=Strict, Path=/longhaul/v1/, bounded, random", c, frontPort)
 	}
 	session := c.Name + "=" + c.Value
 	apiBefore := ui.api.Load()
 	if got := status(session); got != 200 || ui.api.Load() != apiBefore+1 {
 		t.Errorf("status with the session = %d; want 200", got)
 	}
-	if got := status(SessionCookie + "=" + strings.Repeat("0", 64)); got != 401 {
+	if got := status(c.Name + "=" + strings.Repeat("0", 64)); got != 401 {
 		t.Errorf("status with a made-up session = %d; want 401", got)
 	}
 
 	// The session ends: by logout, by the lifetime, by a new key.
-	resp, _ = send(t, "POST", front.URL+LogoutPath, "", "Cookie", session)
+	resp, _ = send(t, "POST", front.URL+LogoutPath, "", "Cookie", session, "Content-Type", "application/json")
 	if resp.StatusCode != 200 || len(resp.Cookies()) != 1 || resp.Cookies()[0].MaxAge >= 0 {
 		t.Errorf("logout: %d %v; want 200 and the cookie cleared", resp.StatusCode, resp.Cookies())
 	}
@@ -207,10 +208,10 @@ func TestBrowserLoginSession(t *testing.T) {
 }
 
 func TestSessionsAreBounded(t *testing.T) {
-	g := NewGuard(nil, 0)
+	g := NewGuard(nil, Timeouts{})
 	g.Configure("k", nil)
 	for range maxSessions * 3 {
-		g.newSession()
+		g.newSession("8045")
 	}
 	if n := len(g.sessions); n != maxSessions {
 		t.Errorf("sessions held = %d; want at most %d", n, maxSessions)
@@ -218,7 +219,7 @@ func TestSessionsAreBounded(t *testing.T) {
 }
 
 func TestOpenListenerWithoutKeyRefusesEveryone(t *testing.T) {
-	g := NewGuard(nil, 0)
+	g := NewGuard(nil, Timeouts{})
 	ui := &uiStub{}
 	open := httptest.NewServer(g.UI(ui, func() bool { return false }))
 	defer open.Close()

@@ -288,6 +288,34 @@ func hostileCorpus(upstreamSaw func() int) []hostile {
 		hostile{name: "non-stream while the upstream stalls", script: hangUpWhenForwarded(post(msg(false)), upstreamSaw), vanish: true, upstream: stalled(1)},
 		hostile{name: "count_tokens mid body", script: hangUp(req("POST", m+"/count_tokens", msg(false))[:150], 0, false), vanish: true},
 	)
+	// Other spellings of the UI's API and the proxy's, without the key (app/door/spellings_test.go
+	// tries them all on every route with the real UI, with the key and without it).
+	neverServed := []int{401, 404}
+	for _, p := range []string{
+		"/longhaul/longhaul/v1/settings", "/longhaul/%6conghaul/v1/settings", "//longhaul/v1/settings",
+		"/longhaul//v1/settings", "/longhaul/./v1/settings", "/longhaul/x/../v1/settings", "/LONGHAUL/v1/settings",
+		"/longhaul./v1/settings", "/longhaul/v1/settings.", "/longhaul%2fv1%2fsettings",
+		"/longhaul/v1%2Fsettings", `/longhaul\v1\settings`, "/longhaul/%2e/v1/settings", "/longhaul/%76%31/settings",
+		"//v1/messages", "/v1//messages", "/./v1/messages", "/V1/messages", "/v1/%6dessages", "/v1%2fmessages",
+		"/longhaul/v1/messages", "/longhaul/longhaul/", "/longhaul/%2e%2e/v1/messages",
+	} {
+		add("spellings",
+			hostile{name: "GET " + p, raw: bare("GET "+p+" HTTP/1.1", []string{"Host: 127.0.0.1"}, ""), want: neverServed},
+			hostile{name: "PUT " + p, raw: bare("PUT "+p+" HTTP/1.1", []string{"Host: 127.0.0.1", "Content-Type: application/json", "Content-Length: 2"}, "{}"), want: neverServed},
+		)
+	}
+	// A declared body over the limit is refused at once, before any of it is read, and the
+	// connection closes; so is a body that stops arriving (TestRefusalsDoNotWaitForTheBody
+	// shows both without the short deadlines of this corpus).
+	add("declared sizes",
+		hostile{name: "declares 300 MB, sends 20 bytes", script: stall(req("POST", m, "", "Content-Type: application/json", "Content-Length: 314572800") + `{"model":"claude-son`), want: []int{413}, closed: true},
+		hostile{name: "declares 300 MB without the key", script: stall(bare("POST "+m+" HTTP/1.1", []string{"Host: 127.0.0.1", "Content-Type: application/json", "Content-Length: 314572800"}, `{"model":`)), want: []int{401}, closed: true},
+		hostile{name: "declares 1000 bytes without the key, sends 9", script: stall(bare("POST "+m+" HTTP/1.1", []string{"Host: 127.0.0.1", "Content-Type: application/json", "Content-Length: 1000"}, `{"model":`)), want: []int{401}, closed: true},
+		hostile{name: "UI write declares 2 MiB", script: stall(bare("PUT /longhaul/v1/settings HTTP/1.1", []string{"Host: 127.0.0.1", "X-Api-Key: " + hostileKey, "Content-Type: application/json", "Content-Length: 2097152"}, `{"values":`)), want: []int{413}, closed: true},
+		hostile{name: "UI write without the key, stalled", script: stall(bare("PUT /longhaul/v1/settings HTTP/1.1", []string{"Host: 127.0.0.1", "Content-Type: application/json", "Content-Length: 100"}, `{"values":`)), want: []int{401}, closed: true},
+		hostile{name: "UI write as text/plain", raw: bare("POST /longhaul/v1/proxy HTTP/1.1", []string{"Host: 127.0.0.1", "X-Api-Key: " + hostileKey, "Content-Type: text/plain", "Content-Length: 2"}, "{}"), want: []int{415}},
+		hostile{name: "UI write without a content type", raw: bare("DELETE /longhaul/v1/accounts/1 HTTP/1.1", []string{"Host: 127.0.0.1", "X-Api-Key: " + hostileKey}, ""), want: []int{415}},
+	)
 	return cs
 }
 

@@ -54,6 +54,9 @@ func (s *Server) inbound(w http.ResponseWriter, r *http.Request, cfg *Config, co
 	}
 	if e != nil {
 		s.finish(ex, e.Status, e)
+		if e.Status == http.StatusRequestEntityTooLarge {
+			refuseUnread(w, r) // a chunked body past the limit: the rest is still coming
+		}
 		if e.Status != statusClientClosed {
 			writeErrorAs(w, c.proto, e)
 		}
@@ -127,6 +130,12 @@ func (s *Server) translateInbound(r *http.Request, c *call, client *requestBody)
 	return staticBody(b), peek, nil
 }
 
+// bodyTooLarge is the refusal of a body over proxy.max_body_bytes.
+func bodyTooLarge(limit int64) *Error {
+	return newError(http.StatusRequestEntityTooLarge, anthropic.RequestTooLarge,
+		fmt.Sprintf("request body exceeds the proxy's limit of %d bytes (proxy.max_body_bytes)", limit))
+}
+
 // recalledBody is what the recall found of a request body and what remembers it.
 type recalledBody struct {
 	found anthropic.Recollection
@@ -144,8 +153,7 @@ type recalledBody struct {
 // (early.go).
 func (s *Server) readBody(r *http.Request, limit int64, proto clientProtocol, foreign *clientPeek, sendEarly func(*turnNote, *growingBody)) (*requestBody, anthropic.Peek, recalledBody, *Error) {
 	peekMessages := foreign == nil
-	tooLarge := newError(http.StatusRequestEntityTooLarge, anthropic.RequestTooLarge,
-		fmt.Sprintf("request body exceeds the proxy's limit of %d bytes (proxy.max_body_bytes)", limit))
+	tooLarge := bodyTooLarge(limit)
 	var rb recalledBody
 	if r.ContentLength > limit {
 		return nil, anthropic.Peek{}, rb, tooLarge

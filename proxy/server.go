@@ -64,13 +64,17 @@ type Timeouts struct {
 	ReadHeader     time.Duration // the request line and headers; 0: 10 s
 	Idle           time.Duration // a keep-alive connection between requests; 0: 2 min
 	BodyRead       time.Duration // a request body's arrival; 0: 5 min
+	BodyIdle       time.Duration // the longest pause while a request body arrives; 0: 15 s
 	MaxHeaderBytes int           // request line and headers; 0: 64 KiB
 }
 
 const (
-	defaultReadHeader     = 10 * time.Second
-	defaultIdle           = 2 * time.Minute
-	defaultBodyRead       = 5 * time.Minute
+	defaultReadHeader = 10 * time.Second
+	defaultIdle       = 2 * time.Minute
+	defaultBodyRead   = 5 * time.Minute
+	// defaultBodyIdle: a client on loopback or a LAN never pauses this long mid-body; one that
+	// declares a body and stops sending is holding a connection, not uploading.
+	defaultBodyIdle       = 15 * time.Second
 	defaultMaxHeaderBytes = 64 << 10
 )
 
@@ -83,6 +87,9 @@ func (t Timeouts) withDefaults() Timeouts {
 	}
 	if t.BodyRead <= 0 {
 		t.BodyRead = defaultBodyRead
+	}
+	if t.BodyIdle <= 0 {
+		t.BodyIdle = defaultBodyIdle
 	}
 	if t.MaxHeaderBytes <= 0 {
 		t.MaxHeaderBytes = defaultMaxHeaderBytes
@@ -190,7 +197,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 	if err := s.pool.Configure(c.Policy, !c.NoSessionAffinity); err != nil {
 		return nil, err
 	}
-	s.guard = NewGuard(s.now, s.timeouts.BodyRead)
+	s.guard = NewGuard(s.now, s.timeouts)
 	s.guard.Configure(c.ClientKey, c.AllowedOrigins)
 	s.cfg.Store(&c)
 	s.comp.Store(s.newCompactor(c.Compaction, nil))
@@ -419,6 +426,11 @@ func (s *Server) routes() http.Handler {
 			writeError(w, newError(http.StatusMethodNotAllowed, anthropic.InvalidRequestError, "CONNECT is not supported: Longhaul is not a forward proxy"))
 			return
 		}
+		if e := routablePath(r); e != nil {
+			refuseUnread(w, r)
+			writeError(w, e)
+			return
+		}
 		mux.ServeHTTP(w, r)
 	})
 }
@@ -430,23 +442,31 @@ func notFound(w http.ResponseWriter, r *http.Request) {
 // uiPrefix is where the UI lives on the proxy's port.
 const uiPrefix = "/longhaul"
 
-// serveUI guards the UI (Guard.UI) and maps its paths: the UI's API keeps
-// its /longhaul/v1/ paths, its assets are served from the root of the UI.
+// serveUI maps the proxy port's /longhaul/ onto the UI's own paths, then guards the result
+// (Guard.UI), so the guard decides on the very path the UI routes: the UI's API keeps its
+// /longhaul/v1/ paths, any other /longhaul/X is the UI's file /X. A mapped path that is
+// itself under /longhaul (/longhaul/longhaul/v1/…) would reach the API by a second name, and
+// is refused.
 func (s *Server) serveUI() http.Handler {
 	guarded := s.guard.UI(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ui := *s.ui.Load()
-		if strings.HasPrefix(r.URL.Path, uiPrefix+"/v1/") {
-			ui.ServeHTTP(w, r)
-			return
-		}
-		http.StripPrefix(uiPrefix, ui).ServeHTTP(w, r)
+		(*s.ui.Load()).ServeHTTP(w, r)
 	}), func() bool { return s.cfg.Load().Loopback() })
+	files := http.StripPrefix(uiPrefix, guarded)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.ui.Load() == nil {
 			notFound(w, r)
 			return
 		}
-		guarded.ServeHTTP(w, r)
+		if strings.HasPrefix(r.URL.Path, uiAPIPath) {
+			guarded.ServeHTTP(w, r)
+			return
+		}
+		if rest := r.URL.Path[len(uiPrefix):]; len(rest) >= len(uiPrefix) && strings.EqualFold(rest[:len(uiPrefix)], uiPrefix) {
+			refuseUnread(w, r)
+			notFound(w, r)
+			return
+		}
+		files.ServeHTTP(w, r)
 	})
 }
 
@@ -464,6 +484,10 @@ func (s *Server) api(proto clientProtocol, setup func(*call, *http.Request) *Err
 			s.refuse(w, r, c, e)
 			return
 		}
+		if r.ContentLength > cfg.MaxBodyBytes {
+			s.refuse(w, r, c, bodyTooLarge(cfg.MaxBodyBytes))
+			return
+		}
 		s.guard.boundBody(w, r)
 		defer closeIfBodyFailed(w, r)
 		s.countRequest()
@@ -472,9 +496,11 @@ func (s *Server) api(proto clientProtocol, setup func(*call, *http.Request) *Err
 }
 
 // refuse answers a request refused before anything was read of it (the guard, an unknown
-// method) and records it, with the reason and without its body: the caller may not even be
-// allowed to send one.
+// method, a declared body over the limit) and records it, with the reason and without its
+// body: the caller may not even be allowed to send one. The connection closes after the
+// answer (refuseUnread).
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, c *call, e *Error) {
+	refuseUnread(w, r)
 	now := s.now()
 	route := c.route
 	if route == "" {

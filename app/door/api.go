@@ -3,6 +3,7 @@ package door
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -16,7 +17,7 @@ import (
 //	POST /longhaul/v1/settings/reset  {"keys": ["key", …]} → SettingsView
 //
 // Invalid values answer 400 with "fields", one per wrong key.
-func (d *Door) settingsRoutes(mux *http.ServeMux) {
+func (d *Door) settingsRoutes(mux *patternMux) {
 	mux.Handle("GET /longhaul/v1/settings", handle(func(r *http.Request) (any, error) {
 		return d.facades(r).Settings.Get()
 	}))
@@ -49,7 +50,7 @@ func (d *Door) settingsRoutes(mux *http.ServeMux) {
 //	DELETE /longhaul/v1/accounts/{id}          {}
 //	POST   /longhaul/v1/accounts/{id}/test     KeyTest (a real max_tokens 1 request)
 //	POST   /longhaul/v1/accounts/test          {"id": N?, …AccountInput} → KeyTest
-func (d *Door) accountRoutes(mux *http.ServeMux) {
+func (d *Door) accountRoutes(mux *patternMux) {
 	mux.Handle("GET /longhaul/v1/accounts", handle(func(r *http.Request) (any, error) {
 		return d.facades(r).Accounts.List()
 	}))
@@ -102,7 +103,8 @@ func withAccount(op func(r *http.Request, id int64) (any, error)) http.Handler {
 	return handle(func(r *http.Request) (any, error) {
 		id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 		if err != nil || id <= 0 {
-			return nil, withStatus(http.StatusBadRequest, errors.New("account id must be a positive number"))
+			// Ids are positive numbers: anything else names no account.
+			return nil, withStatus(http.StatusNotFound, fmt.Errorf("no account %q: account ids are positive numbers", r.PathValue("id")))
 		}
 		return op(r, id)
 	})
@@ -113,7 +115,7 @@ func withAccount(op func(r *http.Request, id int64) (any, error)) http.Handler {
 //	GET  /longhaul/v1/clients/claude-code       ClaudeCodeConfig
 //	POST /longhaul/v1/clients/claude-code       configure → ClaudeCodeConfig
 //	POST /longhaul/v1/clients/claude-code/undo  restore the newest backup → ClaudeCodeConfig
-func (d *Door) clientRoutes(mux *http.ServeMux) {
+func (d *Door) clientRoutes(mux *patternMux) {
 	mux.Handle("GET /longhaul/v1/clients/claude-code", handle(func(r *http.Request) (any, error) {
 		return d.facades(r).Clients.ClaudeCodeStatus()
 	}))
@@ -130,7 +132,7 @@ func (d *Door) clientRoutes(mux *http.ServeMux) {
 //	GET  /longhaul/v1/update        UpdateStatus
 //	POST /longhaul/v1/update/check  UpdateStatus after the check (409 when updates are off,
 //	                                502 when the release source failed)
-func (d *Door) updateRoutes(mux *http.ServeMux) {
+func (d *Door) updateRoutes(mux *patternMux) {
 	mux.Handle("GET /longhaul/v1/update", handle(func(r *http.Request) (any, error) {
 		return d.facades(r).Updates.Status()
 	}))

@@ -27,6 +27,24 @@ type Door struct {
 	log    *slog.Logger
 	guard  *proxy.Guard
 	routes http.Handler
+	// patterns are the API's routes as registered ("GET /longhaul/v1/settings"), so that tests
+	// can try every one of them.
+	patterns []string
+}
+
+// patternMux is a ServeMux that remembers the patterns it was given.
+type patternMux struct {
+	*http.ServeMux
+	patterns []string
+}
+
+func (m *patternMux) Handle(pattern string, h http.Handler) {
+	m.patterns = append(m.patterns, pattern)
+	m.ServeMux.Handle(pattern, h)
+}
+
+func (m *patternMux) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
+	m.Handle(pattern, http.HandlerFunc(h))
 }
 
 // Options are the door's optional collaborators.
@@ -45,9 +63,9 @@ func New(a *app.App, assets fs.FS, opts Options) *Door {
 		d.log = slog.New(slog.DiscardHandler)
 	}
 	if d.guard == nil {
-		d.guard = proxy.NewGuard(nil, 0)
+		d.guard = proxy.NewGuard(nil, proxy.Timeouts{})
 	}
-	mux := http.NewServeMux()
+	mux := &patternMux{ServeMux: http.NewServeMux()}
 	d.proxyRoutes(mux)
 	d.settingsRoutes(mux)
 	d.accountRoutes(mux)
@@ -59,11 +77,14 @@ func New(a *app.App, assets fs.FS, opts Options) *Door {
 		stream(w, r, d.app.Events(), func(name string) (string, bool) { return name, true })
 	})
 	// Anything else answers in the door's shape (the mux's own 405 is plain text, which the UI
-	// cannot show): under the API, and any write to the UI's files.
+	// cannot show): under the API, and any write to the UI's files. A method the API never
+	// takes is 405; any other miss is 404, whatever the spelling of the path.
 	notRoute := handle(func(r *http.Request) (any, error) {
-		status := http.StatusMethodNotAllowed
-		if r.Method == http.MethodGet || r.Method == http.MethodHead {
-			status = http.StatusNotFound
+		status := http.StatusNotFound
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodDelete:
+		default:
+			status = http.StatusMethodNotAllowed
 		}
 		return nil, withStatus(status, errors.New(r.Method+" "+r.URL.Path+" is not a route of the UI's API"))
 	})
@@ -76,7 +97,7 @@ func New(a *app.App, assets fs.FS, opts Options) *Door {
 		}
 		files.ServeHTTP(w, r)
 	}))
-	d.routes = mux
+	d.routes, d.patterns = mux, mux.patterns
 	return d
 }
 
@@ -102,7 +123,7 @@ func (d *Door) facades(r *http.Request) app.Facades {
 //	GET  /longhaul/v1/status   ProxyStatus
 //	POST /longhaul/v1/proxy    {"enabled": bool} → ProxyStatus (409 when it cannot start)
 //	GET  /longhaul/v1/events   Server-Sent Events: every event of the feed (app/events.go)
-func (d *Door) proxyRoutes(mux *http.ServeMux) {
+func (d *Door) proxyRoutes(mux *patternMux) {
 	mux.Handle("GET /longhaul/v1/status", handle(func(r *http.Request) (any, error) {
 		return d.facades(r).Proxy.Status()
 	}))

@@ -111,6 +111,7 @@ func TestDoorRefusesForeignHostsAndOrigins(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req, _ := http.NewRequest(http.MethodPost, f.door.URL+"/longhaul/v1/proxy", strings.NewReader(tt.body))
+			req.Header.Set("Content-Type", "application/json")
 			if tt.host != "" {
 				req.Host = tt.host
 			}
@@ -137,6 +138,7 @@ func TestDoorRefusesForeignHostsAndOrigins(t *testing.T) {
 	f.srv.SetUI(New(f.app, fstest.MapFS{}, Options{}).ProxyHandler())
 	for origin, want := range map[string]int{"": 200, "https://attacker.example": 403} {
 		req, _ := http.NewRequest(http.MethodPost, f.front.URL+"/longhaul/v1/proxy", strings.NewReader(`{"enabled":true}`))
+		req.Header.Set("Content-Type", "application/json")
 		if origin != "" {
 			req.Header.Set("Origin", origin)
 		}

@@ -79,8 +79,8 @@ func (f *fixture) do(t *testing.T, method, path, body string) (int, map[string]a
 	if err != nil {
 		t.Fatal(err)
 	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
+	if method != http.MethodGet {
+		req.Header.Set("Content-Type", "application/json") // every UI write is JSON, as the UI sends it
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -24,7 +24,7 @@ import (
 //	GET /longhaul/v1/pressure                the latest session's pressure
 //
 // A bad query parameter answers 400, an unknown id 404.
-func (d *Door) historyRoutes(mux *http.ServeMux) {
+func (d *Door) historyRoutes(mux *patternMux) {
 	mux.Handle("GET /longhaul/v1/history", handle(func(r *http.Request) (any, error) {
 		return d.facades(r).History.List(query(r))
 	}))
@@ -60,7 +60,7 @@ func (d *Door) historyRoutes(mux *http.ServeMux) {
 //
 //	GET /longhaul/v1/stats         ?since=&until=&bucket=hour|day
 //	GET /longhaul/v1/stats/series  ?since=&until=&bucket=hour|day&by=account|model
-func (d *Door) statsRoutes(mux *http.ServeMux) {
+func (d *Door) statsRoutes(mux *patternMux) {
 	mux.Handle("GET /longhaul/v1/stats", handle(func(r *http.Request) (any, error) {
 		return d.facades(r).History.Stats(query(r))
 	}))

@@ -28,7 +28,7 @@ import (
 func TestDoorHostileInput(t *testing.T) {
 	f := newFixture(t, recorder.Options{})
 	const key = "lh-door-hostile-key"
-	guard := proxy.NewGuard(nil, 500*time.Millisecond)
+	guard := proxy.NewGuard(nil, proxy.Timeouts{BodyRead: 500 * time.Millisecond})
 	guard.Configure(key, nil)
 	srv := httptest.NewServer(New(f.app, fstest.MapFS{"index.html": {Data: []byte("<h1>Longhaul</h1>")}}, Options{Guard: guard}).Handler(true))
 	defer srv.Close()
@@ -65,7 +65,7 @@ func TestDoorHostileInput(t *testing.T) {
 		{name: "huge number", req: settingsPut(`{"values":{"proxy.port":1e999999}}`), want: []int{400}},
 		{name: "invalid UTF-8 value", req: settingsPut("{\"values\":{\"proxy.bind\":\"\xff\xfe\"}}"), want: []int{400}},
 		{name: "duplicate keys", req: settingsPut(`{"values":{"proxy.port":1},"values":{"proxy.port":99999}}`), want: []int{400}},
-		{name: "body over the 1 MiB limit", req: settingsPut(`{"values":{"compaction.summary_model":"` + strings.Repeat("m", 1<<20) + `"}}`), want: []int{400}},
+		{name: "body over the 1 MiB limit", req: settingsPut(`{"values":{"compaction.summary_model":"` + strings.Repeat("m", 1<<20) + `"}}`), want: []int{413}, closed: true},
 		{name: "text/plain write", req: raw("PUT", "/longhaul/v1/settings", `{"values":{}}`, "X-Api-Key: "+key, "Content-Type: text/plain"), want: []int{415}},
 		{name: "cross-origin write", req: settingsPut(`{"values":{}}`, "Origin: https://evil.example"), want: []int{403}},
 		{name: "cross-site write without Origin", req: settingsPut(`{"values":{}}`, "Sec-Fetch-Site: cross-site"), want: []int{403}},

@@ -226,12 +226,13 @@ export function httpDoor(opts: HttpDoorOptions = {}): HttpDoor {
   async function request(method: HttpMethod, path: string, body?: unknown, as: 'json' | 'text' | 'blob' = 'json'): Promise<unknown> {
     const headers: Record<string, string> = { Accept: 'application/json' }
     const init: RequestInit = { method, headers, cache: 'no-store' }
-    if (body !== undefined) {
-      // Always JSON: the backend can refuse other content types, which keeps plain HTML forms
-      // on other sites from posting to it.
+    if (method !== 'GET') {
+      // Every write is JSON, even one without a body (DELETE): the backend refuses any other
+      // content type on writes, which keeps plain HTML forms and text/plain fetches of other
+      // pages from posting to it without a CORS preflight.
       headers['Content-Type'] = 'application/json'
-      init.body = JSON.stringify(body)
     }
+    if (body !== undefined) init.body = JSON.stringify(body)
     let res: Response
     try {
       res = await doFetch(base + path, init)
