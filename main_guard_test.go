@@ -67,7 +67,7 @@ func TestHeadlessUIOnOpenAddressNeedsTheClientKey(t *testing.T) {
 		t.Fatalf("without a key: UI at %q, exited %t, stderr %q; want a refusal naming proxy.client_key", ui, exited, stderr)
 	}
 
-	if out, err := runCLI(t, bin, dataDir, "", "settings", "set", "proxy.client_key", "lh-lan-key-5678"); err != nil {
+	if out, err := runCLI(t, bin, dataDir, "", "settings", "set", "proxy.client_key", "lh-lan-key-5678-abcdef"); err != nil {
 		t.Fatalf("settings set: %v %s", err, out)
 	}
 	ui, exited, stderr = start()
@@ -85,7 +85,7 @@ func TestHeadlessUIOnOpenAddressNeedsTheClientKey(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("GET settings with Host: localhost and no key = %d; want 401", resp.StatusCode)
 	}
-	req.Header.Set("Authorization", "Bearer lh-lan-key-5678")
+	req.Header.Set("Authorization", "Bearer lh-lan-key-5678-abcdef")
 	if resp, err = http.DefaultClient.Do(req); err != nil {
 		t.Fatal(err)
 	}

@@ -426,3 +426,42 @@ func TestNewHTTPServerDefaults(t *testing.T) {
 			s.ReadHeaderTimeout, s.IdleTimeout, s.MaxHeaderBytes, s.ReadTimeout, s.WriteTimeout)
 	}
 }
+
+// Cookies ignore ports: every server on 127.0.0.1 receives the cookies of every other. The
+// session cookie is named after the listener that opened it, sent only to the UI's API path,
+// and a session is accepted only on that listener: the UI's own port does not take the proxy
+// port's session, even under the proxy port's cookie name.
+func TestSessionIsBoundToItsListener(t *testing.T) {
+	const key = "lh-two-ports-key-000001"
+	ui := &uiStub{}
+	srv, err := New(Config{ClientKey: key}, Options{UI: ui})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxyPort := httptest.NewServer(srv.Handler())
+	defer proxyPort.Close()
+	uiPort := httptest.NewServer(srv.Guard().UI(ui, func() bool { return true }))
+	defer uiPort.Close()
+	port := func(u string) string { return u[strings.LastIndexByte(u, ':')+1:] }
+
+	resp, _ := send(t, "POST", proxyPort.URL+LoginPath, `{"key":"`+key+`"}`, "Content-Type", "application/json")
+	if resp.StatusCode != 200 || len(resp.Cookies()) != 1 {
+		t.Fatalf("login: %d %v", resp.StatusCode, resp.Cookies())
+	}
+	c := resp.Cookies()[0]
+	if c.Name != "longhaul_session_"+port(proxyPort.URL) || c.Path != "/longhaul/v1/" {
+		t.Fatalf("cookie %s, Path %s; want longhaul_session_%s, Path /longhaul/v1/", c.Name, c.Path, port(proxyPort.URL))
+	}
+	status := func(base, cookie string) int {
+		resp, _ := send(t, "GET", base+"/longhaul/v1/status", "", "Cookie", cookie)
+		return resp.StatusCode
+	}
+	if got := status(proxyPort.URL, c.Name+"="+c.Value); got != 200 {
+		t.Errorf("the session on its own port = %d; want 200", got)
+	}
+	for _, cookie := range []string{c.Name + "=" + c.Value, "longhaul_session_" + port(uiPort.URL) + "=" + c.Value} {
+		if got := status(uiPort.URL, cookie); got != 401 {
+			t.Errorf("the proxy port's session on the UI's port (%s) = %d; want 401", cookie[:strings.IndexByte(cookie, '=')], got)
+		}
+	}
+}

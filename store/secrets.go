@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
+	"unicode/utf8"
 )
 
 // Keychain keeps secrets outside the database file, under names the store chooses
@@ -267,6 +269,28 @@ func rejectRef(field, secret string) error {
 		return &ValidationError{Field: field, Message: "must not start with " + keychainRef}
 	}
 	return nil
+}
+
+// MinClientKeyLength is the shortest client key accepted: a key is what stands between the
+// network (or every local process) and the user's accounts, and short ones are guessed.
+const MinClientKeyLength = 16
+
+// checkClientKeyLength refuses a client key shorter than MinClientKeyLength ("" turns the key
+// off and is fine).
+func checkClientKeyLength(key string) error {
+	if key == "" || utf8.RuneCountInString(key) >= MinClientKeyLength {
+		return nil
+	}
+	return &ValidationError{Field: clientKeySetting, Message: fmt.Sprintf(
+		"must be at least %d characters (a short key is guessed); make one with: longhaul settings set proxy.client_key --generate", MinClientKeyLength)}
+}
+
+// GenerateClientKey returns a new random client key: "lh-" and 32 bytes of crypto/rand in
+// base64url (46 characters, 256 bits).
+func GenerateClientKey() string {
+	var b [32]byte
+	rand.Read(b[:]) //nolint:errcheck // crypto/rand.Read never fails
+	return "lh-" + base64.RawURLEncoding.EncodeToString(b[:])
 }
 
 // MaskSecret shows enough of a secret to tell keys apart ("sk-…abcd") and never more than

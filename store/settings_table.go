@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -153,6 +154,9 @@ func (st *Store) putSetting(ctx context.Context, tx *sql.Tx, f settingField, s *
 		if err := rejectRef(clientKeySetting, s.Proxy.ClientKey); err != nil {
 			return err
 		}
+		if err := checkClientKeyLength(s.Proxy.ClientKey); err != nil {
+			return err
+		}
 		column, err := st.putSecret("client-key", s.Proxy.ClientKey)
 		if err != nil {
 			return err
@@ -212,6 +216,10 @@ func (st *Store) resolveClientKey(s *Settings) {
 	}
 	s.Proxy.ClientKey = key
 	st.redactor.setKnown(knownClientKey, []string{key})
+	if checkClientKeyLength(key) != nil {
+		// Kept in force: dropping it would open the proxy to every local process.
+		st.logger().Warn("store: proxy.client_key is shorter than " + strconv.Itoa(MinClientKeyLength) + " characters; set a new one (longhaul settings set proxy.client_key --generate)")
+	}
 }
 
 // settingsTx is inTx for a settings change. The client key's keychain entry follows the row:

@@ -23,7 +23,7 @@ func TestSettingsRoundTripAcrossReopen(t *testing.T) {
 	sets := [][2]string{
 		{"proxy.port", "9100"},
 		{"proxy.bind", "0.0.0.0"},
-		{"proxy.client_key", "local-secret"},
+		{"proxy.client_key", "local-secret-0123456789"},
 		{"proxy.request_timeout", "90s"},
 		{"proxy.rotation.policy", "weighted"},
 		{"proxy.rotation.session_affinity", "false"},
@@ -52,7 +52,7 @@ func TestSettingsRoundTripAcrossReopen(t *testing.T) {
 	want := DefaultSettings()
 	want.Proxy.Port = 9100
 	want.Proxy.Bind = "0.0.0.0"
-	want.Proxy.ClientKey = "local-secret"
+	want.Proxy.ClientKey = "local-secret-0123456789"
 	want.Proxy.RequestTimeout = Duration(90 * time.Second)
 	want.Proxy.Rotation.Policy = PolicyWeighted
 	want.Proxy.Rotation.SessionAffinity = false
@@ -98,6 +98,7 @@ func TestSetSettingRejectsInvalidAndWritesNothing(t *testing.T) {
 		{"bool not a bool", "app.autostart", "yes please", "app.autostart"},
 		{"tiny body limit", "proxy.max_body_bytes", "100", "proxy.max_body_bytes"},
 		{"unknown language", "app.language", "fr", "app.language"},
+		{"client key too short", "proxy.client_key", "fifteen-chars15", "proxy.client_key"},
 		{"context limit entry zero", "proxy.context_limits.claude-opus-4*", "0", "proxy.context_limits.claude-opus-4*"},
 		{"model map entry without model", "proxy.model_map", `[{"pattern":"gpt-*"}]`, "proxy.model_map"},
 		{"model map entry with typo", "proxy.model_map", `[{"pattern":"gpt-*","modle":"x"}]`, "proxy.model_map"},
@@ -510,5 +511,25 @@ func TestPriceTableEntries(t *testing.T) {
 	}
 	if n := countRows(t, st, "settings"); n != 0 {
 		t.Errorf("settings rows after resetting every entry = %d; want 0", n)
+	}
+}
+
+// A client key stored before keys had to be 16 characters stays in force (dropping it would
+// open the proxy to every local process); only new keys must be long.
+func TestAShortClientKeyStoredEarlierStaysInForce(t *testing.T) {
+	ctx := context.Background()
+	st, _ := openTemp(t)
+	if _, err := st.db.Exec(`INSERT INTO settings (key, value, updated_at) VALUES ('proxy.client_key', '"old-short-key"', ?)`, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	s, err := st.Settings(ctx)
+	if err != nil || s.Proxy.ClientKey != "old-short-key" {
+		t.Fatalf("client key loaded = %q, %v; want the stored short key kept", s.Proxy.ClientKey, err)
+	}
+	if _, err := st.SetSetting(ctx, "proxy.client_key", "still-short"); err == nil {
+		t.Error("a new short key was accepted")
+	}
+	if _, err := st.SetSetting(ctx, "proxy.client_key", ""); err != nil {
+		t.Errorf("turning the key off: %v", err)
 	}
 }

@@ -49,6 +49,8 @@ const usage = `usage:
   longhaul account enable ID | account disable ID
   longhaul settings get [KEY]
   longhaul settings set KEY VALUE|-   (- reads the value from stdin, e.g. proxy.client_key)
+  longhaul settings set proxy.client_key --generate
+      (a new random client key, printed once: give it to your clients as their API key)
   longhaul settings reset KEY
   longhaul history export [--since RFC3339] [--session ID]   (JSON Lines to stdout)
   longhaul history bundle ID > bundle.zip
@@ -75,7 +77,7 @@ var commands = map[string]func(c *CLI, fs *flag.FlagSet) action{
 	"account enable":  func(c *CLI, _ *flag.FlagSet) action { return c.accountChange("enable") },
 	"account disable": func(c *CLI, _ *flag.FlagSet) action { return c.accountChange("disable") },
 	"settings get":    func(c *CLI, _ *flag.FlagSet) action { return c.settingsGet },
-	"settings set":    func(c *CLI, _ *flag.FlagSet) action { return c.settingsSet },
+	"settings set":    (*CLI).settingsSet,
 	"settings reset":  func(c *CLI, _ *flag.FlagSet) action { return c.settingsReset },
 	"history export":  (*CLI).historyExport,
 	"history bundle":  (*CLI).historyBundle,
@@ -269,26 +271,43 @@ func (c *CLI) settingsGet(ctx context.Context, st *store.Store, rest []string) e
 	return nil
 }
 
-func (c *CLI) settingsSet(ctx context.Context, st *store.Store, rest []string) error {
-	if len(rest) != 2 {
-		return c.usage()
-	}
-	value := rest[1]
-	if value == "-" {
-		var err error
-		if value, err = c.readLine("value"); err != nil {
+// settingsSet is `settings set KEY VALUE|-`, and `settings set proxy.client_key --generate`.
+func (c *CLI) settingsSet(fs *flag.FlagSet) action {
+	generate := fs.Bool("generate", false, "set proxy.client_key to a new random key and print it once")
+	return func(ctx context.Context, st *store.Store, rest []string) error {
+		if *generate {
+			if len(rest) != 1 || rest[0] != "proxy.client_key" {
+				return fmt.Errorf("--generate makes a client key: longhaul settings set proxy.client_key --generate")
+			}
+			key := store.GenerateClientKey()
+			if _, err := st.SetSetting(ctx, rest[0], key); err != nil {
+				return err
+			}
+			// The one time the key is shown whole: the user asked for it, to give it to clients.
+			fmt.Fprintf(c.Stdout, "proxy.client_key = %s\n", key)
+			fmt.Fprintln(c.Stderr, "shown once: clients send it as x-api-key, Authorization: Bearer or x-goog-api-key; `settings get` shows it masked")
+			return nil
+		}
+		if len(rest) != 2 {
+			return c.usage()
+		}
+		value := rest[1]
+		if value == "-" {
+			var err error
+			if value, err = c.readLine("value"); err != nil {
+				return err
+			}
+		}
+		if _, err := st.SetSetting(ctx, rest[0], value); err != nil {
 			return err
 		}
+		v, err := st.GetSetting(ctx, rest[0])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.Stdout, "%s = %s\n", rest[0], shown(rest[0], v))
+		return nil
 	}
-	if _, err := st.SetSetting(ctx, rest[0], value); err != nil {
-		return err
-	}
-	v, err := st.GetSetting(ctx, rest[0])
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(c.Stdout, "%s = %s\n", rest[0], shown(rest[0], v))
-	return nil
 }
 
 func (c *CLI) settingsReset(ctx context.Context, st *store.Store, rest []string) error {

@@ -50,6 +50,43 @@ func TestCLIClientKeyFromStdinIsMaskedEverywhere(t *testing.T) {
 	}
 }
 
+// A short client key is refused with the way to a good one; --generate makes one, prints it
+// once, stores it, and `settings get` shows it masked.
+func TestCLIClientKeyMustBeLongOrGenerated(t *testing.T) {
+	c, out, _ := newCLI(t)
+	err := c.Run(context.Background(), []string{"settings", "set", "proxy.client_key", "abc"})
+	if err == nil || !strings.Contains(err.Error(), "at least 16 characters") || !strings.Contains(err.Error(), "--generate") {
+		t.Fatalf("a 3-character key: %v; want it refused, naming 16 characters and --generate", err)
+	}
+	if err := c.Run(context.Background(), []string{"settings", "set", "proxy.client_key", "fifteen-chars15"}); err == nil {
+		t.Fatal("a 15-character key was accepted")
+	}
+	runAll(t, c, []string{"settings", "set", "proxy.client_key", "--generate"})
+	printed, ok := strings.CutPrefix(strings.TrimSpace(out.String()), "proxy.client_key = ")
+	if !ok || len(printed) < 40 || !strings.HasPrefix(printed, "lh-") {
+		t.Fatalf("--generate printed %q; want proxy.client_key = lh-… (the whole new key)", out.String())
+	}
+	st, err := c.Open(context.Background(), c.DataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := st.Settings(context.Background())
+	st.Close() //nolint:errcheck // read only
+	if err != nil || s.Proxy.ClientKey != printed {
+		t.Fatalf("stored key %q, %v; want the printed one", store.MaskSecret(s.Proxy.ClientKey), err)
+	}
+	out.Reset()
+	runAll(t, c, []string{"settings", "get", "proxy.client_key"})
+	if strings.Contains(out.String(), printed) {
+		t.Errorf("settings get shows the generated key whole: %q", out.String())
+	}
+	out.Reset()
+	runAll(t, c, []string{"settings", "set", "proxy.client_key", "--generate"})
+	if again := strings.TrimPrefix(strings.TrimSpace(out.String()), "proxy.client_key = "); again == printed {
+		t.Error("--generate made the same key twice")
+	}
+}
+
 func TestCLIAccountListSaysWhereSecretsAre(t *testing.T) {
 	for _, tc := range []struct {
 		name     string

@@ -67,9 +67,9 @@ func TestAPIDoorSettingsAccountsAndErrors(t *testing.T) {
 	if code, _ = f.do(t, "POST", "/longhaul/v1/update/check", "{}"); code != 409 {
 		t.Errorf("update check with updates off = %d; want 409", code)
 	}
-	// A request the door cannot read.
-	if code, v = f.do(t, "PUT", "/longhaul/v1/accounts/x", `{}`); code != 400 || v["error"] == nil {
-		t.Errorf("PUT accounts/x = %d %v; want 400 in the door's error shape", code, v)
+	// An id that names no account (ids are positive numbers).
+	if code, v = f.do(t, "PUT", "/longhaul/v1/accounts/x", `{}`); code != 404 || v["error"] == nil {
+		t.Errorf("PUT accounts/x = %d %v; want 404 in the door's error shape", code, v)
 	}
 	if code, v = f.do(t, "PUT", "/longhaul/v1/settings", `{"values": `); code != 400 || !strings.Contains(v["error"].(map[string]any)["message"].(string), "malformed JSON") {
 		t.Errorf("PUT settings with a broken body = %d %v; want 400 malformed JSON", code, v)

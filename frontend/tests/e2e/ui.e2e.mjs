@@ -1342,7 +1342,7 @@ async function loginSteps(page, uiURL) {
     await page.getByTestId('login-submit').click({ timeout: 5000 })
     await expectText(page, 'login-error', 'That is not the client key.', 5000)
     const cookies = await page.context().cookies(uiURL)
-    if (cookies.some((c) => c.name === 'longhaul_session')) throw new Error('a session cookie after a wrong key')
+    if (cookies.some((c) => c.name.startsWith('longhaul_session_'))) throw new Error('a session cookie after a wrong key')
   })
   await step('Login: the right key opens the app', async () => {
     await page.getByTestId('login-key').fill(clientKey, { timeout: 5000 })
@@ -1352,9 +1352,9 @@ async function loginSteps(page, uiURL) {
     await nav(page, 'monitor')
     await page.getByTestId('monitor-row').first().waitFor({ timeout: 10_000 })
   })
-  await step('Login: the session cookie is HttpOnly and SameSite=Strict', async () => {
-    const c = (await page.context().cookies(uiURL)).find((x) => x.name === 'longhaul_session')
-    if (c === undefined || !c.httpOnly || c.sameSite !== 'Strict') throw new Error(`cookie: ${JSON.stringify(c)}`)
+  await step('Login: the session cookie is HttpOnly, SameSite=Strict, for the API path only', async () => {
+    const c = (await page.context().cookies(uiURL)).find((x) => x.name.startsWith('longhaul_session_'))
+    if (c === undefined || !c.httpOnly || c.sameSite !== 'Strict' || c.path !== '/longhaul/v1/') throw new Error(`cookie: ${JSON.stringify(c)}`)
     const seen = await page.evaluate(() => document.cookie)
     if (seen.includes('longhaul_session')) throw new Error('the page script can read the session cookie')
   })
