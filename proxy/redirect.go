@@ -22,10 +22,16 @@ func isRedirect(status int) bool { return status >= 300 && status < 400 }
 // maxRedirectTarget bounds the target named in an error: a Location header may be huge.
 const maxRedirectTarget = 200
 
-// RedirectTarget is where a redirect points, as scheme://host, its Location resolved against
+// RedirectRefused is a redirect as the error it is for whoever sent a key and did not follow
+// it: its status and where it points (redirectTarget), never its URL.
+func RedirectRefused(resp *http.Response) error {
+	return &redirectRefused{status: resp.StatusCode, target: redirectTarget(resp)}
+}
+
+// redirectTarget is where a redirect points, as scheme://host, its Location resolved against
 // the request it answers: never Location's path, query, fragment or user info, which may
 // carry a key (Gemini's ?key=, a signed URL). "" when the reply names no Location it can read.
-func RedirectTarget(resp *http.Response) string {
+func redirectTarget(resp *http.Response) string {
 	u, err := resp.Location()
 	if err != nil || u.Host == "" || len(u.Scheme)+len(u.Host) > maxRedirectTarget {
 		return ""
@@ -36,7 +42,7 @@ func RedirectTarget(resp *http.Response) string {
 // redirectRefused is an upstream's 3xx as an attempt's failure.
 type redirectRefused struct {
 	status int
-	target string // RedirectTarget; "" when Location was missing or unreadable
+	target string // redirectTarget; "" when Location was missing or unreadable
 }
 
 func (e *redirectRefused) Error() string {
@@ -44,7 +50,7 @@ func (e *redirectRefused) Error() string {
 	if e.target != "" {
 		to = "to " + e.target
 	}
-	return fmt.Sprintf("upstream redirected (%d %s) %s; not followed, since the account's key and the prompt would go along: check the account's base URL",
+	return fmt.Sprintf("upstream redirected (%d %s) %s; not followed, since the account's key would go with it: check the account's base URL",
 		e.status, http.StatusText(e.status), to)
 }
 
@@ -53,5 +59,5 @@ func (e *redirectRefused) Error() string {
 func redirectFailure(resp *http.Response, up upstreamProtocol) *upstreamFailure {
 	// A short body is read so the connection can serve the next request.
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10)) //nolint:errcheck // only to reuse the connection
-	return &upstreamFailure{status: resp.StatusCode, err: &redirectRefused{status: resp.StatusCode, target: RedirectTarget(resp)}, up: up}
+	return &upstreamFailure{status: resp.StatusCode, err: RedirectRefused(resp), up: up}
 }
