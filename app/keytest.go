@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
+	"longhaul/proxy"
 	"longhaul/proxy/anthropic"
 	"longhaul/proxy/gemini"
 	"longhaul/proxy/openai"
@@ -126,15 +128,15 @@ func testKey(ctx context.Context, rt http.RoundTripper, acct store.Account, fall
 		res.Model = model
 	}
 	start := time.Now()
-	// Redirects are not followed: the client would carry the key (in a header it does not
-	// know to be secret) to wherever the Location points. The 3xx is the result.
-	noRedirects := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	resp, err := (&http.Client{Transport: rt, CheckRedirect: noRedirects}).Do(req)
+	// Sent by the RoundTripper itself, never an http.Client: it follows no redirect, which
+	// would carry the key (in a header net/http does not know to be secret) to wherever the
+	// Location points. The 3xx is the result.
+	resp, err := rt.RoundTrip(req)
 	res.LatencyMs = time.Since(start).Milliseconds()
 	if err != nil {
-		var ue interface{ Unwrap() error }
-		if errors.As(err, &ue) && ue.Unwrap() != nil {
-			err = ue.Unwrap() // drop "Post <url>:", the URL may carry credentials
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // drop "Post <url>:", the URL may carry credentials
 		}
 		res.Message = clean(err.Error())
 		return res
@@ -155,6 +157,8 @@ func testKey(ctx context.Context, rt http.RoundTripper, acct store.Account, fall
 	case err != nil:
 		res.Message = clean(err.Error())
 	case res.OK:
+	case resp.StatusCode >= 300 && resp.StatusCode < 400:
+		res.Message = clean(proxy.RedirectRefused(resp).Error())
 	default:
 		res.Message = clean(keyTestError(kind, resp.StatusCode, b))
 	}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"longhaul/store"
@@ -174,5 +176,42 @@ func TestKeyTestOfAStoredKeyKeepsItsKindAndOrigin(t *testing.T) {
 	var fe FieldErrors
 	if !errors.As(err, &fe) || len(fe) != 1 || fe[0].Field != "kind" {
 		t.Errorf("TestKey(kind azure) = %v; want a kind field error", err)
+	}
+}
+
+// A key test answered with a redirect reports it and never follows it: the key would go to
+// wherever Location points, in a header net/http does not know to be secret.
+func TestKeyTestNeverFollowsARedirect(t *testing.T) {
+	const key = "sk-redirected-key-0000000000000wxyz"
+	const querySecret = "AIza-location-query-secret-0042"
+	for _, kind := range []string{store.KindAnthropic, store.KindOpenAI, store.KindOpenAIResponses, store.KindGemini} {
+		for _, status := range []int{http.StatusMovedPermanently, http.StatusFound, http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+			t.Run(fmt.Sprintf("%s %d", kind, status), func(t *testing.T) {
+				var followed atomic.Int64
+				elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+					followed.Add(1)
+				}))
+				defer elsewhere.Close()
+				redirecting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					http.Redirect(w, r, elsewhere.URL+r.URL.Path+"?key="+querySecret, status)
+				}))
+				defer redirecting.Close()
+				a, _ := newTestApp(t)
+				res, err := a.Facades(context.Background).Accounts.TestKey(0, AccountInput{Kind: kind, BaseURL: redirecting.URL, Key: key})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n := followed.Load(); n != 0 {
+					t.Fatalf("the redirect's target got %d requests; want none", n)
+				}
+				host := strings.TrimPrefix(elsewhere.URL, "http://")
+				if res.OK || res.Status != status || !strings.Contains(res.Message, fmt.Sprintf("redirected (%d", status)) || !strings.Contains(res.Message, host) {
+					t.Errorf("TestKey = %+v; want not ok, status %d, a message naming the redirect to %s", res, status, host)
+				}
+				if b, _ := json.Marshal(res); strings.Contains(string(b), querySecret) || strings.Contains(string(b), key) {
+					t.Errorf("key test result %s holds the Location's query or the key", b)
+				}
+			})
+		}
 	}
 }

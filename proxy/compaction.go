@@ -298,14 +298,13 @@ func (p *poolSummarizer) summarize(ctx context.Context, cfg *Config, ex *Exchang
 		}
 		model, _ := pool.MapModel(cfg.ModelMap, p.model, acct)
 		ex.ModelSent, ex.UpstreamProtocol = model, acct.KindOf()
-		client := &http.Client{Transport: s.transport, CheckRedirect: refuseRedirect}
-		sum := compact.HTTPSummarizer{BaseURL: acct.BaseURL, APIKey: acct.Secret, Model: model, Client: client,
+		sum := compact.HTTPSummarizer{BaseURL: acct.BaseURL, APIKey: acct.Secret, Model: model, Transport: s.transport,
 			OnUsage: func(u compact.SummaryUsage) {
 				ex.Usage = Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens}
 			}}
 		if up := upstreamFor(acct.KindOf()); up.kind() != pool.KindAnthropic {
 			sum.Send = func(ctx context.Context, body []byte) (int, http.Header, []byte, error) {
-				return sendTranslated(ctx, client, acct, up, model, body)
+				return sendTranslated(ctx, s.transport, acct, up, model, body)
 			}
 		}
 		start := s.now()
@@ -344,13 +343,10 @@ func (p *poolSummarizer) summarize(ctx context.Context, cfg *Config, ex *Exchang
 	return "", last
 }
 
-// refuseRedirect keeps a summary call's key at the account's origin: a redirect is answered
-// as it came instead of being followed with the x-api-key on it.
-func refuseRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-
 // sendTranslated sends a Messages request to an account of another protocol, as the proxy's
-// attempts do (translated, to the account's own origin), and returns the reply as Messages.
-func sendTranslated(ctx context.Context, client *http.Client, acct pool.Account, up upstreamProtocol, model string, messages []byte) (int, http.Header, []byte, error) {
+// attempts do (translated, to the account's own origin, through the RoundTripper that follows
+// no redirect), and returns the reply as Messages: a redirect as the error it is (redirect.go).
+func sendTranslated(ctx context.Context, transport http.RoundTripper, acct pool.Account, up upstreamProtocol, model string, messages []byte) (int, http.Header, []byte, error) {
 	uc := &upstreamCall{route: "messages", model: model, baseURL: acct.BaseURL}
 	body, err := up.fromMessages(messages, uc)
 	if err != nil {
@@ -360,11 +356,15 @@ func sendTranslated(ctx context.Context, client *http.Client, acct pool.Account,
 	if err != nil {
 		return 0, nil, nil, err
 	}
-	resp, err := client.Do(req)
+	resp, err := transport.RoundTrip(req)
 	if err != nil {
 		return 0, nil, nil, fmt.Errorf("summary request: %w", err)
 	}
 	defer resp.Body.Close()
+	if isRedirect(resp.StatusCode) {
+		f := redirectFailure(resp, up)
+		return f.status, nil, anthropic.ErrorJSON(anthropic.APIError, f.message()), nil
+	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	if err != nil {
 		return 0, nil, nil, fmt.Errorf("read summary reply: %w", err)

@@ -464,6 +464,13 @@ func (s *Server) finish(ex *Exchange, status int, e *Error) {
 // the upstream speaks the client's protocol, the same error in the client's shape when it
 // does not, 502 when it could not be reached.
 func (s *Server) passOn(w http.ResponseWriter, cfg *Config, ex *Exchange, c *call, f *upstreamFailure) {
+	var redirect *redirectRefused
+	if errors.As(f.err, &redirect) { // never relayed: its Location would take the client's key there (redirect.go)
+		e := newError(http.StatusBadGateway, anthropic.APIError, f.message())
+		s.finish(ex, e.Status, e)
+		writeErrorAs(w, c.proto, e)
+		return
+	}
 	if f.status == 0 {
 		e := newError(http.StatusBadGateway, anthropic.APIError, "upstream unreachable: "+f.message())
 		if errors.Is(f.err, errFirstEventTimeout) {
@@ -498,12 +505,12 @@ type upstreamFailure struct {
 	status int // 0: no response (connection error, timeout, empty stream)
 	header http.Header
 	body   []byte
-	err    error
+	err    error            // the failure when it is not an upstream's error body (a redirect: its status too)
 	up     upstreamProtocol // who answered, to read body
 }
 
 func (f *upstreamFailure) errorType() string {
-	if f.status == 0 {
+	if f.status == 0 || f.err != nil {
 		return anthropic.APIError
 	}
 	typ, _ := f.up.errorToMessages(f.status, f.body)
@@ -577,6 +584,9 @@ func (s *Server) attempt(w http.ResponseWriter, r *http.Request, cfg *Config, ex
 		return &upstreamFailure{err: err, up: up}, false
 	}
 	defer resp.Body.Close()
+	if isRedirect(resp.StatusCode) {
+		return redirectFailure(resp, up), false
+	}
 	if resp.StatusCode >= 400 {
 		b, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		if err != nil && len(b) == 0 {

@@ -29,9 +29,10 @@ type CLI struct {
 	Open func(ctx context.Context, dataDir string) (*store.Store, error)
 	// Version, GOOS and GOARCH describe this build in a repro bundle (runtime.GOOS, GOARCH).
 	Version, GOOS, GOARCH string
-	// HTTPClient sends `replay`'s request. Nil: a client with no overall timeout (a stream
-	// lasts as long as it lasts; the context cancels it).
-	HTTPClient *http.Client
+	// Transport sends `replay`'s request. Nil: http.DefaultTransport (no overall timeout: a
+	// stream lasts as long as it lasts; the context cancels it). A RoundTripper, never an
+	// http.Client: it follows no redirect, so --key goes to --base-url only.
+	Transport http.RoundTripper
 }
 
 // ErrUsage marks a command line that could not be understood; the usage has
@@ -58,7 +59,8 @@ const usage = `usage:
       settings, version; the client key, account keys and key-shaped strings masked)
   longhaul replay BUNDLE.zip --base-url URL [--key KEY|-]
       (re-sends the bundle's request as received to the same route under URL, a Longhaul or a
-      scripted upstream, and prints the status and the reply; sends no key unless --key)
+      scripted upstream, and prints the status and the reply; sends no key unless --key;
+      never follows a redirect: it prints it and fails)
 Every subcommand but replay accepts --data-dir DIR.`
 
 // IsCommand reports whether args start with a CLI subcommand.

@@ -86,7 +86,8 @@ func isTerminal(w io.Writer) bool {
 // replay is `longhaul replay FILE --base-url URL [--key -]`: it re-sends a bundle's request as
 // the client sent it, to the same route under URL (a Longhaul, or a scripted upstream), and
 // prints the status and the reply, a stream event by event. It opens no store: it sends no key
-// but the one given with --key, and only to the URL given.
+// but the one given with --key, and only to the URL given: a redirect is printed, not
+// followed, and fails the command.
 func (c *CLI) replay(fs *flag.FlagSet) action {
 	baseURL := fs.String("base-url", "", "where to send it (required): a Longhaul such as http://127.0.0.1:8045, or a scripted upstream")
 	key := fs.String("key", "", "client key to send, or - to read it from stdin (default: none)")
@@ -112,16 +113,25 @@ func (c *CLI) replay(fs *flag.FlagSet) action {
 		if err != nil {
 			return err
 		}
-		client := c.HTTPClient
-		if client == nil {
-			client = &http.Client{} // no overall timeout: a stream lasts as long as it lasts; ^C cancels
+		transport := c.Transport
+		if transport == nil {
+			transport = http.DefaultTransport // no overall timeout: a stream lasts as long as it lasts; ^C cancels
 		}
-		res, err := client.Do(req)
+		// Sent by the RoundTripper itself, never an http.Client: a client follows a redirect and
+		// keeps x-api-key and x-goog-api-key on it (net/http strips only Authorization and
+		// Cookie across hosts), and would send the bundle's body along.
+		res, err := transport.RoundTrip(req)
 		if err != nil {
-			return fmt.Errorf("replay %s: %w", rest[0], err)
+			return fmt.Errorf("replay %s: %s %s: %w", rest[0], req.Method, req.URL.Redacted(), err)
 		}
 		defer res.Body.Close() //nolint:errcheck // read to the end or cancelled
 		fmt.Fprintf(c.Stderr, "%s %s → %s\n", req.Method, req.URL.Redacted(), res.Status)
+		if res.StatusCode >= 300 && res.StatusCode < 400 {
+			location := redirectLocation(res)
+			fmt.Fprintf(c.Stderr, "Location: %s\n", location)
+			return fmt.Errorf("replay %s: answered %s to %s; not followed, since the request and any --key would go with it (point --base-url at that server if you trust it)",
+				rest[0], res.Status, location)
+		}
 		if err := copyReply(c.Stdout, res); err != nil {
 			return fmt.Errorf("replay %s: read the reply: %w", rest[0], err)
 		}
@@ -130,6 +140,21 @@ func (c *CLI) replay(fs *flag.FlagSet) action {
 		}
 		return nil
 	}
+}
+
+// redirectLocation is a redirect's Location as printed: resolved against the request, without
+// user info, query or fragment (where URLs carry keys: Gemini's ?key=, signed links), and
+// key-shaped parts of the rest masked.
+func redirectLocation(res *http.Response) string {
+	u, err := res.Location()
+	if err != nil {
+		return "(no Location it could read)"
+	}
+	shown := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
+	if u.RawQuery != "" {
+		shown += "?(query not shown)"
+	}
+	return store.RedactString(shown)
 }
 
 // replayBase checks --base-url: given, http or https, a host, no credentials.

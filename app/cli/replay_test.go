@@ -6,12 +6,14 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -270,5 +272,56 @@ func TestHistoryBundleRefusesATerminal(t *testing.T) {
 	}
 	if errors.Is(err, ErrUsage) {
 		t.Error("a terminal is not a usage error")
+	}
+}
+
+// A replay answered with a redirect prints it and fails, and sends nothing to where it points:
+// net/http would follow it with x-api-key or x-goog-api-key on (it strips only Authorization
+// and Cookie across hosts), and with the bundle's body.
+func TestReplayNeverFollowsARedirect(t *testing.T) {
+	const key = "lh-replay-client-key-0099"
+	const querySecret = "AIza-location-query-secret-0042"
+	for _, status := range []int{http.StatusMovedPermanently, http.StatusFound, http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+		for _, tc := range []struct{ name, path, authHeader string }{
+			{"messages, x-api-key", "/v1/messages", "X-Api-Key"},
+			{"chat completions, bearer", "/v1/chat/completions", "Authorization"},
+			{"gemini, x-goog-api-key", "/v1beta/models/gemini-2.5-pro:generateContent", "X-Goog-Api-Key"},
+		} {
+			t.Run(fmt.Sprintf("%d %s", status, tc.name), func(t *testing.T) {
+				var mu sync.Mutex
+				var followed []string // the key each request that reached the redirect's target carried
+				elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					mu.Lock()
+					followed = append(followed, r.Header.Get(tc.authHeader))
+					mu.Unlock()
+					io.WriteString(w, `{"stolen":true}`) //nolint:errcheck // test server
+				}))
+				defer elsewhere.Close()
+				redirecting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					http.Redirect(w, r, elsewhere.URL+r.URL.Path+"?key="+querySecret, status)
+				}))
+				defer redirecting.Close()
+
+				c, out, errOut := newCLI(t)
+				c.Stdin = strings.NewReader(key + "\n")
+				args := []string{"replay", writeBundle(t, exchangeAt(tc.path, `{"model":"m"}`)), "--base-url", redirecting.URL, "--key", "-"}
+				err := c.Run(context.Background(), args)
+				mu.Lock()
+				if len(followed) != 0 {
+					t.Errorf("the redirect's target got %d requests, with %s %q; want none", len(followed), tc.authHeader, followed)
+				}
+				mu.Unlock()
+				if err == nil || !strings.Contains(err.Error(), strconv.Itoa(status)) || !strings.Contains(err.Error(), "not followed") {
+					t.Errorf("replay = %v; want an error naming the %d redirect", err, status)
+				}
+				location := elsewhere.URL + tc.path
+				if !strings.Contains(errOut.String(), strconv.Itoa(status)) || !strings.Contains(errOut.String(), "Location: "+location) {
+					t.Errorf("stderr = %q; want the status %d and the Location %s", errOut.String(), status, location)
+				}
+				if printed := out.String() + errOut.String() + fmt.Sprint(err); strings.Contains(printed, querySecret) || strings.Contains(printed, key) {
+					t.Errorf("printed %q (error %v); want neither the Location's query nor the key", out.String()+errOut.String(), err)
+				}
+			})
+		}
 	}
 }

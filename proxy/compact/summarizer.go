@@ -42,12 +42,15 @@ const (
 // client's tool definitions, and replayed thinking would need signatures
 // valid for the summary model.
 type HTTPSummarizer struct {
-	BaseURL     string       // e.g. https://api.anthropic.com (no /v1)
-	APIKey      string       // sent as x-api-key; "" sends none
-	Model       string       // a small fast model
-	MaxTokens   int          // 0 = DefaultSummaryMaxTokens
-	ResultChars int          // 0 = DefaultSummaryResultChars
-	Client      *http.Client // nil = http.DefaultClient; cancel through ctx
+	BaseURL     string // e.g. https://api.anthropic.com (no /v1)
+	APIKey      string // sent as x-api-key; "" sends none
+	Model       string // a small fast model
+	MaxTokens   int    // 0 = DefaultSummaryMaxTokens
+	ResultChars int    // 0 = DefaultSummaryResultChars
+	// Transport sends the call; nil: http.DefaultTransport. Cancel through ctx. A RoundTripper
+	// and not an http.Client: it follows no redirect, so the key goes to BaseURL only (a
+	// redirect comes back as a SummaryHTTPError with its 3xx status).
+	Transport http.RoundTripper
 	// Send, if not nil, sends the summary call (a Messages request body) instead of a POST
 	// to BaseURL/v1/messages, and returns the reply as Messages (status, headers, body): the
 	// proxy sets it for an upstream of another protocol, which it translates for.
@@ -152,11 +155,11 @@ func (s *HTTPSummarizer) post(ctx context.Context, body []byte) (int, http.Heade
 	if err != nil {
 		return 0, nil, nil, fmt.Errorf("build summary request: %w", err)
 	}
-	client := s.Client
-	if client == nil {
-		client = http.DefaultClient
+	transport := s.Transport
+	if transport == nil {
+		transport = http.DefaultTransport
 	}
-	resp, err := client.Do(req)
+	resp, err := transport.RoundTrip(req)
 	if err != nil {
 		return 0, nil, nil, fmt.Errorf("summary request: %w", err)
 	}

@@ -29,8 +29,8 @@ const (
 	// OutcomeRateLimited: a 429 for this account and model. The account
 	// cools down for the model; the request is retried on another account.
 	OutcomeRateLimited
-	// OutcomeOverloaded: a 529, another 5xx, or no reply at all. The account
-	// cools down briefly for the model; the request is retried.
+	// OutcomeOverloaded: a 529, another 5xx, a redirect, or no reply at all. The
+	// account cools down briefly for the model; the request is retried.
 	OutcomeOverloaded
 	// OutcomeRevoked: a 401 or 403, the upstream refused the key. The pool
 	// stops using the account and tells its hook once; whether it is enabled
@@ -130,6 +130,15 @@ func Classify(status int, header http.Header, body []byte, requestBytes int, now
 	case status >= 500: // includes Anthropic's 529 overloaded
 		o.Kind, o.Reason = OutcomeOverloaded, upstreamMessage(body)
 		o.RetryAfter = retryAfter(header, now)
+	case status >= 300 && status < 400:
+		// An API endpoint that redirects is not answering. Longhaul never follows the redirect
+		// (the key and the prompt would go along), so the account cannot serve for now: most
+		// often its base URL is wrong (http for https, a moved host, a path too many), at times
+		// a captive portal or a maintenance page stands in front. It cools down like an
+		// overload, backing off while it repeats, and another account takes the request. Not
+		// revoked: the key was never refused, and a portal clears by itself. Its Retry-After,
+		// if any, is about following the redirect, so it is not read.
+		o.Kind, o.Reason = OutcomeOverloaded, "redirected ("+strconv.Itoa(status)+")"
 	case status >= 400:
 		o.Kind = OutcomeClientError
 	default:

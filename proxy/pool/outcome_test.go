@@ -35,6 +35,8 @@ func TestClassify(t *testing.T) {
 		{"529 overloaded", 529, nil, body("overloaded_error", "Overloaded"), 100, OutcomeOverloaded, 0},
 		{"500", 500, nil, nil, 100, OutcomeOverloaded, 0},
 		{"connection error", 0, nil, nil, 100, OutcomeOverloaded, 0},
+		{"307 redirect is not an answer", 307, http.Header{"Location": {"https://elsewhere.example/v1/messages"}, "Retry-After": {"60"}}, nil, 100, OutcomeOverloaded, 0},
+		{"301 redirect is not an answer", 301, nil, nil, 100, OutcomeOverloaded, 0},
 		{"401", 401, nil, body("authentication_error", "invalid x-api-key"), 100, OutcomeRevoked, 0},
 		{"403", 403, nil, body("permission_error", "forbidden"), 100, OutcomeRevoked, 0},
 		{"400 is the request's fault", 400, nil, body("invalid_request_error", "bad"), 100, OutcomeClientError, 0},
@@ -77,6 +79,7 @@ func TestWhatEachReplyDoes(t *testing.T) {
 		{"a 529 is retried and cools the account", 529, nil, true, true, false},
 		{"a 500 is retried and cools the account", 500, nil, true, true, false},
 		{"no reply is retried and cools the account", 0, nil, true, true, false},
+		{"a redirect is retried and cools the account", 308, nil, true, true, false},
 		{"a 401 is retried and refuses the account", 401, nil, true, false, true},
 		{"a 403 is retried and refuses the account", 403, nil, true, false, true},
 	}
