@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { PROXY_STATUS } from '../events'
 import { httpDoor } from './door'
 import type { ProxyStatus } from './models'
+import { accounts } from './accounts'
 import { proxy } from './proxy'
 import { backendLogic, running, startBackend, stopped } from './testing/backend'
 
@@ -35,6 +36,11 @@ describe('HTTP door, same origin', () => {
       ['POST', '/longhaul/v1/proxy', 'application/json', { enabled: false }],
       ['POST', '/longhaul/v1/proxy', 'application/json', { enabled: true }],
     ])
+  })
+
+  it('a write without a body (DELETE) is still sent as JSON: the backend refuses any other write', async () => {
+    await accounts.delete(3).catch(() => undefined)
+    expect(backend?.seen.at(-1)).toMatchObject({ method: 'DELETE', url: '/longhaul/v1/accounts/3', contentType: 'application/json' })
   })
 })
 
