@@ -413,7 +413,7 @@ export const en = {
   fields: {
     proxy_port: { label: 'Port', help: 'Where clients connect.' },
     proxy_bind: { label: 'Bind address', help: 'Anything other than loopback requires a client key.' },
-    proxy_client_key: { label: 'Client key', help: 'Clients must send it (x-api-key or Bearer); empty: none.' },
+    proxy_client_key: { label: 'Client key', help: 'At least 16 characters (longhaul settings set proxy.client_key --generate makes one). Clients must send it (x-api-key or Bearer); empty: none.' },
     proxy_allowed_origins: { label: 'Allowed web origins', help: 'Web pages (scheme://host[:port], comma-separated) allowed to call the proxy from a browser; empty: none.' },
     proxy_max_body_bytes: { label: 'Largest request (bytes)', help: 'Bigger requests get 413.' },
     proxy_request_timeout: { label: 'Request timeout', help: 'Until the first byte, e.g. 90s or 10m.' },

@@ -413,7 +413,7 @@ export const zhCN: Messages = {
   fields: {
     proxy_port: { label: '端口', help: '客户端连接的端口。' },
     proxy_bind: { label: '绑定地址', help: '绑定回环以外的地址时必须设置客户端密钥。' },
-    proxy_client_key: { label: '客户端密钥', help: '客户端须发送该密钥（x-api-key 或 Bearer）；留空表示不需要。' },
+    proxy_client_key: { label: '客户端密钥', help: '至少 16 个字符（可用 longhaul settings set proxy.client_key --generate 生成）。客户端须发送该密钥（x-api-key 或 Bearer）；留空表示不需要。' },
     proxy_allowed_origins: { label: '允许的网页来源', help: '允许在浏览器中调用代理的网页来源（scheme://host[:port]，逗号分隔）；留空表示不允许。' },
     proxy_max_body_bytes: { label: '最大请求（字节）', help: '更大的请求返回 413。' },
     proxy_request_timeout: { label: '请求超时', help: '等待首字节的时间，例如 90s 或 10m。' },
