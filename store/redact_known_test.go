@@ -14,7 +14,7 @@ import (
 const oddSecret = "Zq9.Xw7:mT4/uP2+kL8=rN5@yB1"
 
 func TestRedactorMasksKnownSecretsInEveryForm(t *testing.T) {
-	r := NewRedactor()
+	r := NewRedactor(nil)
 	r.setKnown(knownAccounts, []string{oddSecret, "short"})
 	b64 := func(prefix string) string {
 		return base64.StdEncoding.EncodeToString([]byte(prefix + oddSecret + " and more"))
@@ -112,7 +112,7 @@ func BenchmarkRedact(b *testing.B) {
 		}
 	})
 	b.Run("patterns+10known", func(b *testing.B) {
-		r := NewRedactor()
+		r := NewRedactor(nil)
 		r.setKnown(knownAccounts, secrets)
 		b.SetBytes(int64(body.Len()))
 		for b.Loop() {

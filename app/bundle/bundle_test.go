@@ -152,7 +152,7 @@ func TestBundleHoldsNoSecret(t *testing.T) {
 		t.Fatalf("settings hold client key %q; the test needs it set", store.MaskSecret(settings.Proxy.ClientKey))
 	}
 	var zipped bytes.Buffer
-	if err := Write(&zipped, ex, settings, Meta{Version: "1.2.3", GOOS: "linux", GOARCH: "amd64"}, accountSecrets); err != nil {
+	if err := Write(&zipped, ex, settings, Meta{Version: "1.2.3", GOOS: "linux", GOARCH: "amd64"}, accountSecrets, st.LeakRules()); err != nil {
 		t.Fatal(err)
 	}
 	files := unzip(t, zipped.Bytes())
@@ -196,7 +196,7 @@ func TestBundleReadsBackWhatWasWritten(t *testing.T) {
 	_, ex, secrets := storedExchange(t, secretExchange(start))
 	var zipped bytes.Buffer
 	meta := Meta{Version: "1.2.3", GOOS: "darwin", GOARCH: "arm64"}
-	if err := Write(&zipped, ex, store.DefaultSettings(), meta, secrets); err != nil {
+	if err := Write(&zipped, ex, store.DefaultSettings(), meta, secrets, nil); err != nil {
 		t.Fatal(err)
 	}
 	b, err := Read(bytes.NewReader(zipped.Bytes()), int64(zipped.Len()))
@@ -238,7 +238,7 @@ func TestBundleReadsBackWhatWasWritten(t *testing.T) {
 	}
 	// The same exchange gives the same bytes (file times are the exchange's, not the clock's).
 	var again bytes.Buffer
-	if err := Write(&again, ex, store.DefaultSettings(), meta, secrets); err != nil {
+	if err := Write(&again, ex, store.DefaultSettings(), meta, secrets, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(again.Bytes(), zipped.Bytes()) {
@@ -265,7 +265,7 @@ func TestBundleLedgerSource(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ex := store.Exchange{ID: "lh_l", State: "finished", Route: "messages", Start: time.Unix(1e9, 0).UTC(), Compaction: tc.steps}
 			var zipped bytes.Buffer
-			if err := Write(&zipped, ex, store.DefaultSettings(), Meta{}, nil); err != nil {
+			if err := Write(&zipped, ex, store.DefaultSettings(), Meta{}, nil, nil); err != nil {
 				t.Fatal(err)
 			}
 			if raw := unzip(t, zipped.Bytes())[LedgerFile]; bytes.Contains(raw, []byte(`"edits": null`)) {
@@ -299,7 +299,7 @@ func TestBundleFilesFollowWhatWasKept(t *testing.T) {
 			ex := base
 			ex.Bodies = tc.bodies
 			var zipped bytes.Buffer
-			if err := Write(&zipped, ex, store.DefaultSettings(), Meta{}, nil); err != nil {
+			if err := Write(&zipped, ex, store.DefaultSettings(), Meta{}, nil, nil); err != nil {
 				t.Fatal(err)
 			}
 			b, err := Read(bytes.NewReader(zipped.Bytes()), int64(zipped.Len()))
