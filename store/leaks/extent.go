@@ -52,8 +52,10 @@ type extent struct {
 	prefixLen   int // the longest match of what precedes the designated part
 }
 
-// reach is how far from a keyword occurrence a match that depends on it can end.
-func (r *rule) reach() int { return r.ext.before + r.ext.after }
+// reach bounds how far apart the bytes that decide one of the rule's matches lie: the window
+// around its keyword, the pads and snapping around the window, and the line an allowlist may
+// read.
+func (r *rule) reach() int { return r.ext.before + r.ext.after + 4*pad + 2*maxLine }
 
 func extentOf(re *syntax.Regexp, keywords []string) extent {
 	a := analysis{keywords: keywords, exact: map[*syntax.Regexp][]string{}}
