@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"longhaul/store"
+	"longhaul/store/leaks"
 )
 
 // Planted secrets. The client key and the late account key are not key-shaped: only their
@@ -368,5 +369,43 @@ func TestSecretSettingsAreListed(t *testing.T) {
 		if looksSecret != slices.Contains(SecretSettings, key) {
 			t.Errorf("setting %s: looks secret %t, in SecretSettings %t", key, looksSecret, !looksSecret)
 		}
+	}
+}
+
+// TestBundleMasksWhatGitleaksFinds: the bundle's own pass masks what the store's rules find,
+// even in an exchange that never went through the store's redaction (one recorded before the
+// rules existed), and leaves the hashes beside them alone.
+func TestBundleMasksWhatGitleaksFinds(t *testing.T) {
+	rules, err := leaks.Gitleaks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets := []string{
+		"AKIAZ7QWE3RTY5UIO2PA",
+		"ghp_Q3vZ8xLm2NpR7tYw4KjH9bCd6FgS1aE0uIoP",
+		"xoxb-123456789012-1234567890123-Zx8Cv7Bn6Mq5Wl4Ek3Rj2Th1",
+		"-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBn2kX9mQ4vR7tYw4KjH9bCd6FgS1aE0uIoPZx8Cv7Bn6oAoGCCqGSM49\nAwEHoUQDQgAEq5Wl4Ek3Rj2Th1Zx8Cv7Bn6Mq5Wl4Ek3Rj2Th1Zx8Cv7Bn6Mq5Wl4Ek\n-----END EC PRIVATE KEY-----",
+	}
+	const sha = "3f2a9c1e0b7d4a6f8e5c2b1a0d9f8e7c6b5a4d3e"
+	text := "AWS_ACCESS_KEY_ID=" + secrets[0] + "\nGITHUB_TOKEN=" + secrets[1] + "\nSLACK=" + secrets[2] + "\n" + secrets[3] + "\ncommit " + sha + "\n"
+	body, err := json.Marshal(map[string]any{"messages": []any{map[string]any{"role": "user", "content": text}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := store.Exchange{ID: "lh_000001", State: "finished", ErrorMessage: "bad token " + secrets[1], Bodies: &store.Bodies{Request: string(body)}}
+	var zipped bytes.Buffer
+	if err := Write(&zipped, ex, store.DefaultSettings(), Meta{}, nil, rules); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range unzip(t, zipped.Bytes()) {
+		for _, s := range secrets {
+			s = strings.ReplaceAll(s, "\n", `\n`)
+			if bytes.Contains(data, []byte(s[len(s)/2-6:len(s)/2+6])) {
+				t.Errorf("%s holds %.12s…", name, s)
+			}
+		}
+	}
+	if !bytes.Contains(unzip(t, zipped.Bytes())[RequestFile], []byte(sha)) {
+		t.Errorf("request.json lost the commit hash")
 	}
 }
