@@ -119,7 +119,7 @@ func (a *App) WriteBundle(ctx context.Context, id string, w io.Writer) error {
 			secrets = append(secrets, acct.Secret)
 		}
 	}
-	return bundle.Write(w, ex, settings, bundle.Meta{Version: a.version, GOOS: runtime.GOOS, GOARCH: runtime.GOARCH}, secrets)
+	return bundle.Write(w, ex, settings, bundle.Meta{Version: a.version, GOOS: runtime.GOOS, GOARCH: runtime.GOARCH}, secrets, a.store.LeakRules())
 }
 
 // Sessions lists the sessions seen since q's since (RFC 3339), most recent first, at most

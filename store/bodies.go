@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+
+	"longhaul/store/leaks"
 )
 
 // Bodies by content (migrations/005_body_chunks.sql). A late request of a Claude Code session
@@ -309,9 +311,9 @@ type bodySequence struct {
 // raw is the body as received; put only reads it and keeps none of it (what it stores is
 // copied).
 func (w *bodyWriter) put(ctx context.Context, part int, seq bodySequence, raw []byte, redactor *Redactor) ([]byte, error) {
-	known := redactor.knownNow()
+	red := redactor.now()
 	if len(raw) < minChunked {
-		col, err := compress(w.cols[part], redactWith(known, raw))
+		col, err := compress(w.cols[part], red.redact(raw))
 		w.cols[part] = col
 		return col, err
 	}
@@ -325,7 +327,7 @@ func (w *bodyWriter) put(ctx context.Context, part int, seq bodySequence, raw []
 			prev = w.mem.sessions[key]
 		}
 	}
-	body, last, _ := w.mem.cutChunks(prev, seq, raw, known)
+	body, last, _ := w.mem.cutChunks(prev, seq, raw, red)
 	chunks := last.chunks
 	for i := range chunks {
 		c := &chunks[i]
@@ -387,8 +389,8 @@ func appendChunkList(col []byte, size int, chunks []chunkRef) []byte {
 // previous body, nil when none) taken from it: it returns the redacted body, what to remember
 // of it for the session's next body (its chunks with their ids where prev knew them) and how
 // many of its last chunks are new (cut here; their ids not known). It reads no database.
-func (m *bodyMemory) cutChunks(prev *lastBody, seq bodySequence, raw []byte, known *knownSet) (body []byte, last *lastBody, fresh int) {
-	body, clean, same := m.redactNew(prev, raw, known, seq.repeats)
+func (m *bodyMemory) cutChunks(prev *lastBody, seq bodySequence, raw []byte, red redaction) (body []byte, last *lastBody, fresh int) {
+	body, clean, same := m.redactNew(prev, raw, red, seq.repeats)
 	chunks := make([]chunkRef, 0, len(body)/(chunkMin+1<<chunkBits)+2)
 	start := 0
 	if prev != nil {
@@ -422,7 +424,7 @@ func (m *bodyMemory) cutChunks(prev *lastBody, seq bodySequence, raw []byte, kno
 	}
 	last = &lastBody{
 		exchange: seq.exchange, size: len(body), blocks: m.blockHashes(body, prev, same),
-		chunks: chunks, clean: clean, known: known,
+		chunks: chunks, clean: clean, known: red.known,
 	}
 	return body, last, len(chunks) - reused
 }
@@ -471,25 +473,32 @@ func (w *bodyWriter) commit() {
 	}
 }
 
-// redactNew is Redact(raw), scanning only what raw does not share with the previous body of
-// its session when that one had nothing to mask — redaction was the writer's largest cost,
-// and it was spent on the same bytes again each turn. The shared part is cut after a byte
-// none of redact.go's patterns contains ('{', '}', '[', ']', ','), so no secret can span the
-// cut and redacting the two sides apart equals redacting the whole;
-// TestRedactSplitAtStructuralBytes keeps that true as redact.go evolves. clean reports that
-// nothing was masked (the result is raw itself); same how many leading bytes of the result
-// are the previous body's (0 without one).
+// redactNew is the redaction of raw, scanning only what raw does not share with the previous
+// body of its session when that one had nothing to mask — redaction was the writer's largest
+// cost, and it was spent on the same bytes again each turn. clean reports that nothing was
+// masked (the result is raw itself); same how many leading bytes of the result are the
+// previous body's (0 without one).
 //
-// The known secrets (store/redact.go's Redactor) are masked the same way: the cut is only
+// Where the scan starts: a secret must not survive because it spans the start, or sits partly
+// in the shared part (a key whose first bytes the previous body ended with). The previous body
+// held no secret, so none lies wholly in the shared part; one that reaches into the new part
+// starts at most the rules' reach (leaks.Rules.Reach: how far from a secret the bytes that
+// decide it lie, a few kilobytes) before its end. The scan therefore starts that far back, and
+// then after a byte none of redact.go's patterns contains ('{', '}', '[', ']', ','), so no
+// pattern spans the start and redacting the two sides apart equals redacting the whole;
+// TestRedactSplitAtStructuralBytes and TestRedactNewFindsSecretsAcrossTheSharedPart keep that
+// true as redact.go and the rules evolve.
+//
+// The known secrets (store/redact.go's Redactor) are masked the same way: the shortcut is only
 // taken when the previous body was scanned with the same set, and known values (API keys and
 // their base64 and URL-encoded forms) hold none of those bytes either.
 //
 // What raw repeats of the previous body is what the proxy found (repeats) when it compared
-// them — then no byte of the shared part is read here — and otherwise what their block
-// hashes tell.
-func (m *bodyMemory) redactNew(prev *lastBody, raw []byte, known *knownSet, repeats Repeats) (body []byte, clean bool, same int) {
-	if prev == nil || !prev.clean || prev.known != known {
-		body = redactWith(known, raw)
+// them — then no byte of the shared part before the scan's start is read here — and otherwise
+// what their block hashes tell.
+func (m *bodyMemory) redactNew(prev *lastBody, raw []byte, red redaction, repeats Repeats) (body []byte, clean bool, same int) {
+	if prev == nil || !prev.clean || prev.known != red.known {
+		body = red.redact(raw)
 		clean = len(body) == len(raw) && (len(body) == 0 || &body[0] == &raw[0])
 		if prev != nil {
 			same = m.sharedPrefix(prev, body)
@@ -502,14 +511,23 @@ func (m *bodyMemory) redactNew(prev *lastBody, raw []byte, known *knownSet, repe
 	} else {
 		same = m.sharedPrefix(prev, raw)
 	}
-	cut := bytes.LastIndexAny(raw[:same], "{}[],") + 1
+	cut := scanStart(raw, same, red.leaks)
 	tail := raw[cut:]
-	r := redactWith(known, tail)
+	r := red.redact(tail)
 	if len(r) == len(tail) && (len(r) == 0 || &r[0] == &tail[0]) {
 		return raw, true, same
 	}
 	// What the redacted body shares with the previous one ends at the cut at least.
 	return append(append(make([]byte, 0, cut+len(r)), raw[:cut]...), r...), false, cut
+}
+
+// scanStart is where redactNew starts scanning a body whose first same bytes are a clean
+// body's: the rules' reach before same, then after a structural byte.
+func scanStart(raw []byte, same int, rules *leaks.Rules) int {
+	if rules != nil {
+		same = max(0, same-rules.Reach())
+	}
+	return bytes.LastIndexAny(raw[:same], "{}[],") + 1
 }
 
 // chunkList decodes a chunked column (after its format byte): the body's length and its

@@ -51,7 +51,7 @@ func (st *Store) DigestRequest(e *Exchange) error {
 		prev = m.sessions[key]
 	}
 	raw := unsafe.Slice(unsafe.StringData(b.Request), len(b.Request))
-	body, last, fresh := m.cutChunks(prev, seq, raw, st.redactor.knownNow())
+	body, last, fresh := m.cutChunks(prev, seq, raw, st.redactor.now())
 	d := &BodyDigest{gen: m.gen, size: len(body), chunks: make([]digestChunk, len(last.chunks))}
 	for i, c := range last.chunks {
 		dc := digestChunk{hash: c.hash, id: c.id}

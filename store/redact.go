@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"unsafe"
+
+	"longhaul/store/leaks"
 )
 
 // Redact replaces key-shaped strings in b with a masked form before anything reaches the
@@ -121,6 +123,7 @@ type marker struct {
 	foldCase   bool // "Bearer", "x-api-key": any case
 	keepPrefix bool // the marker is part of the key (sk-, AIza) and stays visible
 	separators string
+	userinfo   bool // "://": the password of a URL's user:password@ (postgres://app:pw@db)
 }
 
 var markers = []marker{
@@ -130,10 +133,14 @@ var markers = []marker{
 	{text: "api-key", foldCase: true, separators: " \t\"':=\\"},
 	{text: "api_key", foldCase: true, separators: " \t\"':=\\"},
 	{text: "apikey", foldCase: true, separators: " \t\"':=\\"},
+	{text: "://", userinfo: true},
 }
 
 // secretAt checks the text after a marker found at i and returns the span to mask.
 func secretAt(b []byte, i int, m marker) (start, end, keep int, ok bool) {
+	if m.userinfo {
+		return urlPassword(b, i)
+	}
 	if i > 0 && isTokenByte(b[i-1]) && m.keepPrefix {
 		return 0, 0, 0, false // "task-…" is not "sk-…"
 	}
@@ -171,6 +178,40 @@ func secretAt(b []byte, i int, m marker) (start, end, keep int, ok bool) {
 	return k, v, 0, true
 }
 
+// Bounds of a URL's user and password (urlPassword): longer runs are not userinfo.
+const (
+	maxURLUser     = 128
+	maxURLPassword = 256
+)
+
+// urlPassword finds the password of scheme://user:password@host, the "://" at i: gitleaks'
+// rules have none for credentials in a URL, and a database URL in a .env file is the commonest
+// of them. Only the password is masked; the user and the host stay, to tell URLs apart. The
+// bytes a user or password may hold exclude JSON's structural ones, so the cut of
+// store/bodies.go's redactNew never falls inside one.
+func urlPassword(b []byte, i int) (start, end, keep int, ok bool) {
+	if i == 0 || !isTokenByte(b[i-1]) {
+		return 0, 0, 0, false
+	}
+	const notUserinfo = "/@:?#\"' \t\r\n\\{}[],<>"
+	j := i + 3
+	for j < len(b) && j-i-3 < maxURLUser && bytes.IndexByte([]byte(notUserinfo), b[j]) < 0 {
+		j++
+	}
+	if j >= len(b) || b[j] != ':' { // the user may be empty (redis://:pw@host)
+		return 0, 0, 0, false
+	}
+	start = j + 1
+	k := start
+	for k < len(b) && k-start < maxURLPassword && b[k] != '@' && bytes.IndexByte([]byte(notUserinfo[1:]), b[k]) < 0 {
+		k++
+	}
+	if k == start || k >= len(b) || b[k] != '@' || bytes.HasPrefix(b[start:k], []byte("…[redacted]")) {
+		return 0, 0, 0, false
+	}
+	return start, k, 0, true
+}
+
 // mask turns a secret into its visible prefix, an ellipsis and its last four bytes.
 func mask(secret []byte, keep int) []byte {
 	out := make([]byte, 0, keep+len("…[redacted]")+4)
@@ -197,6 +238,7 @@ func isValueByte(c byte) bool {
 // reads or writes accounts and settings. A nil *Redactor masks patterns only. It is safe for
 // concurrent use.
 type Redactor struct {
+	leaks  *leaks.Rules // nil: the patterns above only
 	mu     sync.RWMutex
 	groups map[string][]string // secrets by source; replaced whole when the source is reread
 	known  *knownSet           // built from groups; nil when no secret is known
@@ -209,8 +251,11 @@ const (
 	knownAdded     = "added" // written through this store since; kept until the process ends
 )
 
-// NewRedactor returns a Redactor that knows no secret yet.
-func NewRedactor() *Redactor { return &Redactor{groups: map[string][]string{}} }
+// NewRedactor returns a Redactor that knows no secret yet and masks, besides the patterns, what
+// rules find (gitleaks' rule set, store/leaks); nil rules find nothing.
+func NewRedactor(rules *leaks.Rules) *Redactor {
+	return &Redactor{leaks: rules, groups: map[string][]string{}}
+}
 
 // minKnownSecret is the shortest secret masked by value: shorter ones would mask ordinary text.
 const minKnownSecret = 8
@@ -241,31 +286,52 @@ func (r *Redactor) addKnown(secret string) {
 	r.known = newKnownSet(r.groups)
 }
 
-// Redact masks known secrets and key-shaped strings in b. Like the function Redact it returns
-// b itself when nothing matched, else a new slice, and is idempotent.
-func (r *Redactor) Redact(b []byte) []byte {
-	if r != nil {
-		r.mu.RLock()
-		known := r.known
-		r.mu.RUnlock()
-		b = known.redact(b)
-	}
-	return Redact(b)
+// Redact masks known secrets, key-shaped strings and what the rules find in b. Like the
+// function Redact it returns b itself when nothing matched, else a new slice, and is
+// idempotent.
+func (r *Redactor) Redact(b []byte) []byte { return r.now().redact(b) }
+
+// redaction is what a Redactor masks at one moment: the known secrets then (nil: none) and its
+// rules, for a caller that must redact several pieces alike and notice when the known secrets
+// change (store/bodies.go).
+type redaction struct {
+	known *knownSet
+	leaks *leaks.Rules
 }
 
-// knownNow is the set of known secrets at this moment (nil: none), for a caller that must
-// redact several pieces with one set and notice when it changes (store/bodies.go).
-func (r *Redactor) knownNow() *knownSet {
+func (r *Redactor) now() redaction {
 	if r == nil {
-		return nil
+		return redaction{}
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return r.known
+	return redaction{known: r.known, leaks: r.leaks}
 }
 
-// redactWith is Redactor.Redact with the known secrets given.
-func redactWith(known *knownSet, b []byte) []byte { return Redact(known.redact(b)) }
+// redact masks known secrets first (their exact values, whatever their shape), then the
+// patterns, then what the rules find: each pass sees the masks of the one before, which match
+// nothing.
+func (red redaction) redact(b []byte) []byte { return RedactWith(red.leaks, red.known.redact(b)) }
+
+// RedactWith is Redact, then the secrets rules find (nil rules: none) masked the same way: the
+// kind (a token's prefix, "ghp_") and the last four characters stay visible.
+func RedactWith(rules *leaks.Rules, b []byte) []byte {
+	b = Redact(b)
+	if rules == nil {
+		return b
+	}
+	found := rules.Find(b)
+	if len(found) == 0 {
+		return b
+	}
+	out := make([]byte, 0, len(b))
+	last := 0
+	for _, s := range found {
+		out = append(append(out, b[last:s.Start]...), mask(b[s.Start:s.End], s.Kind)...)
+		last = s.End
+	}
+	return append(out, b[last:]...)
+}
 
 // RedactString is Redact for text fields.
 func (r *Redactor) RedactString(s string) string { return redactString(s, r.Redact) }

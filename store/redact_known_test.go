@@ -4,17 +4,23 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
+	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"longhaul/store/leaks"
 )
 
 // An upstream token of no known shape: only redaction by value can catch it.
 const oddSecret = "Zq9.Xw7:mT4/uP2+kL8=rN5@yB1"
 
 func TestRedactorMasksKnownSecretsInEveryForm(t *testing.T) {
-	r := NewRedactor()
+	r := NewRedactor(nil)
 	r.setKnown(knownAccounts, []string{oddSecret, "short"})
 	b64 := func(prefix string) string {
 		return base64.StdEncoding.EncodeToString([]byte(prefix + oddSecret + " and more"))
@@ -112,11 +118,31 @@ func BenchmarkRedact(b *testing.B) {
 		}
 	})
 	b.Run("patterns+10known", func(b *testing.B) {
-		r := NewRedactor()
+		r := NewRedactor(nil)
 		r.setKnown(knownAccounts, secrets)
 		b.SetBytes(int64(body.Len()))
 		for b.Loop() {
 			r.Redact(body.Bytes())
+		}
+	})
+	// A late Claude Code request: tool definitions, then tool results of real code (this
+	// repository's store/ sources, JSON-escaped), 800 KB; patterns alone, then with gitleaks'
+	// rules (store/leaks), as the history writer runs them.
+	code := claudeCodeLikeBody(b, 800<<10)
+	b.Run("claude-code/patterns", func(b *testing.B) {
+		b.SetBytes(int64(len(code)))
+		for b.Loop() {
+			Redact(code)
+		}
+	})
+	b.Run("claude-code/patterns+gitleaks", func(b *testing.B) {
+		rules, err := leaks.Gitleaks()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(int64(len(code)))
+		for b.Loop() {
+			RedactWith(rules, code)
 		}
 	})
 	b.Run("10known-only", func(b *testing.B) {
@@ -234,4 +260,38 @@ func TestRedactFindsWhatAPerPositionScanFinds(t *testing.T) {
 	if masked < 1000 {
 		t.Fatalf("only %d of 20000 texts had a secret to mask; the test needs more", masked)
 	}
+}
+
+// claudeCodeLikeBody builds a request of about size bytes as Claude Code sends late in a
+// session: a system prompt, tool definitions, and tool results holding this package's own
+// source files, JSON-escaped, read in a fixed order.
+func claudeCodeLikeBody(tb testing.TB, size int) []byte {
+	tb.Helper()
+	files, err := filepath.Glob("*.go")
+	if err != nil || len(files) == 0 {
+		tb.Fatalf("read sources: %v (%d files)", err, len(files))
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"model":"claude-sonnet-4-5","max_tokens":32000,"system":[{"type":"text","text":"You are Claude Code. Use the tools to read and edit files; never print secrets, API keys or tokens."}],"tools":[`)
+	for i, name := range []string{"Bash", "Read", "Edit", "Write", "Grep", "Glob", "WebFetch", "TodoWrite"} {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"name":%q,"description":"Runs %s. The command's output, including any error, is returned; pass an absolute path, a timeout in milliseconds, and a short description of what it does and why.","input_schema":{"type":"object","properties":{"path":{"type":"string"},"command":{"type":"string"},"timeout":{"type":"integer"}},"required":["path"]}}`, name, name)
+	}
+	b.WriteString(`],"messages":[{"role":"user","content":"Fix the failing tests in store."}`)
+	for round := 0; b.Len() < size; round++ {
+		src, err := os.ReadFile(files[round%len(files)])
+		if err != nil {
+			tb.Fatal(err)
+		}
+		content, err := json.Marshal(string(src))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		fmt.Fprintf(&b, `,{"role":"assistant","content":[{"type":"tool_use","id":"toolu_%024d","name":"Read","input":{"path":%q}}]}`, round, files[round%len(files)])
+		fmt.Fprintf(&b, `,{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_%024d","content":%s}]}`, round, content)
+	}
+	b.WriteString(`]}`)
+	return b.Bytes()
 }

@@ -12,6 +12,8 @@ import (
 	"log/slog"
 	"strings"
 	"unicode/utf8"
+
+	"longhaul/store/leaks"
 )
 
 // Keychain keeps secrets outside the database file, under names the store chooses
@@ -39,6 +41,13 @@ const clientKeySetting = "proxy.client_key"
 
 // Option configures Open.
 type Option func(*Store)
+
+// WithLeakRules sets the rules redaction runs besides its patterns and known secrets. Without
+// it, Open compiles gitleaks' (leaks.Gitleaks, ~12 ms); a process that opens several stores
+// may share one set.
+func WithLeakRules(r *leaks.Rules) Option {
+	return func(st *Store) { st.leaks = r }
+}
 
 // WithKeychain keeps account secrets and the client key in k. Open checks that k answers
 // (store, read back, delete a probe); if it does not, secrets stay in the database file (0600)

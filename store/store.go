@@ -19,6 +19,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"longhaul/store/leaks"
 )
 
 // ErrNotFound is returned (wrapped) when a row or a map entry does not exist.
@@ -36,10 +38,11 @@ type Store struct {
 	Logger *slog.Logger
 
 	db       *sql.DB
-	path     string      // the database file, absolute (Watch watches its directory)
-	keychain Keychain    // nil: secrets are kept in the database (SecretStorage)
-	redactor *Redactor   // masks patterns and this store's known secrets in stored text
-	bodies   *bodyMemory // what the history writer remembers of recent bodies (store/bodies.go)
+	path     string       // the database file, absolute (Watch watches its directory)
+	keychain Keychain     // nil: secrets are kept in the database (SecretStorage)
+	redactor *Redactor    // masks patterns, the leak rules' finds and this store's known secrets in stored text
+	leaks    *leaks.Rules // the rules redactor runs (WithLeakRules; else gitleaks')
+	bodies   *bodyMemory  // what the history writer remembers of recent bodies (store/bodies.go)
 }
 
 // Open opens (creating if needed) the database at path and brings its schema up to date.
@@ -61,10 +64,16 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("open store: %w", err), db.Close())
 	}
-	st := &Store{Now: time.Now, db: db, path: abs, redactor: NewRedactor(), bodies: newBodyMemory()}
+	st := &Store{Now: time.Now, db: db, path: abs, bodies: newBodyMemory()}
 	for _, o := range opts {
 		o(st)
 	}
+	if st.leaks == nil {
+		if st.leaks, err = leaks.Gitleaks(); err != nil {
+			return nil, errors.Join(fmt.Errorf("open store: %w", err), db.Close())
+		}
+	}
+	st.redactor = NewRedactor(st.leaks)
 	if err := st.migrate(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("open store: %w", err), db.Close())
 	}
@@ -78,6 +87,10 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	}
 	return st, nil
 }
+
+// LeakRules are the rules the store's redaction runs (store/leaks), for a caller that redacts
+// what it reads from the store once more (app/bundle).
+func (st *Store) LeakRules() *leaks.Rules { return st.leaks }
 
 // Close closes the database. Cancel any Watch first.
 func (st *Store) Close() error {

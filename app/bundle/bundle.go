@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"longhaul/store"
+	"longhaul/store/leaks"
 )
 
 // FormatVersion is the version of the bundle's layout, in manifest.json. Read refuses a newer
@@ -126,10 +127,11 @@ const readme = `Longhaul repro bundle
 =====================
 
 This zip is one request that went through Longhaul, the local LLM API proxy, made to be
-attached to a bug report. Every secret Longhaul knows (the client key, account keys) and every
-key-shaped string (sk-..., AIza..., Bearer tokens, api-key values) was masked before it was
-written; look through the files before you share them anyway: a prompt may hold other private
-text.
+attached to a bug report. Every secret Longhaul knows (the client key, account keys), every
+key-shaped string (sk-..., AIza..., Bearer tokens, api-key values, URL passwords) and what
+gitleaks' rules find (cloud and service tokens, private keys, JWTs, key = value secrets) was
+masked before it was written; look through the files before you share them anyway: a prompt
+may hold other private text.
 
   manifest.json   what the request was: route, protocols, models, status, times, tokens,
                   the Longhaul version and platform
@@ -149,9 +151,10 @@ A maintainer re-sends the request with
 // Write writes the bundle of ex to w: a zip of the files above, each passed through
 // redaction. settings are the effective settings; their secrets are left out, and the client
 // key is masked wherever it occurs, as are secrets (account keys, any other value known to be
-// secret). ex should come from store.Store.Exchange (with attempts, steps and bodies).
-func Write(w io.Writer, ex store.Exchange, settings store.Settings, meta Meta, secrets []string) error {
-	red := newRedactor(append([]string{settings.Proxy.ClientKey}, secrets...))
+// secret) and what rules find (the store's, store.Store.LeakRules; nil: the patterns only).
+// ex should come from store.Store.Exchange (with attempts, steps and bodies).
+func Write(w io.Writer, ex store.Exchange, settings store.Settings, meta Meta, secrets []string, rules *leaks.Rules) error {
+	red := newRedactor(append([]string{settings.Proxy.ClientKey}, secrets...), rules)
 	files, err := bundleFiles(ex, settings, meta, red)
 	if err != nil {
 		return fmt.Errorf("write bundle of %s: %w", ex.ID, err)

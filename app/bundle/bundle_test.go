@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"longhaul/store"
+	"longhaul/store/leaks"
 )
 
 // Planted secrets. The client key and the late account key are not key-shaped: only their
@@ -152,7 +153,7 @@ func TestBundleHoldsNoSecret(t *testing.T) {
 		t.Fatalf("settings hold client key %q; the test needs it set", store.MaskSecret(settings.Proxy.ClientKey))
 	}
 	var zipped bytes.Buffer
-	if err := Write(&zipped, ex, settings, Meta{Version: "1.2.3", GOOS: "linux", GOARCH: "amd64"}, accountSecrets); err != nil {
+	if err := Write(&zipped, ex, settings, Meta{Version: "1.2.3", GOOS: "linux", GOARCH: "amd64"}, accountSecrets, st.LeakRules()); err != nil {
 		t.Fatal(err)
 	}
 	files := unzip(t, zipped.Bytes())
@@ -196,7 +197,7 @@ func TestBundleReadsBackWhatWasWritten(t *testing.T) {
 	_, ex, secrets := storedExchange(t, secretExchange(start))
 	var zipped bytes.Buffer
 	meta := Meta{Version: "1.2.3", GOOS: "darwin", GOARCH: "arm64"}
-	if err := Write(&zipped, ex, store.DefaultSettings(), meta, secrets); err != nil {
+	if err := Write(&zipped, ex, store.DefaultSettings(), meta, secrets, nil); err != nil {
 		t.Fatal(err)
 	}
 	b, err := Read(bytes.NewReader(zipped.Bytes()), int64(zipped.Len()))
@@ -238,7 +239,7 @@ func TestBundleReadsBackWhatWasWritten(t *testing.T) {
 	}
 	// The same exchange gives the same bytes (file times are the exchange's, not the clock's).
 	var again bytes.Buffer
-	if err := Write(&again, ex, store.DefaultSettings(), meta, secrets); err != nil {
+	if err := Write(&again, ex, store.DefaultSettings(), meta, secrets, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(again.Bytes(), zipped.Bytes()) {
@@ -265,7 +266,7 @@ func TestBundleLedgerSource(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ex := store.Exchange{ID: "lh_l", State: "finished", Route: "messages", Start: time.Unix(1e9, 0).UTC(), Compaction: tc.steps}
 			var zipped bytes.Buffer
-			if err := Write(&zipped, ex, store.DefaultSettings(), Meta{}, nil); err != nil {
+			if err := Write(&zipped, ex, store.DefaultSettings(), Meta{}, nil, nil); err != nil {
 				t.Fatal(err)
 			}
 			if raw := unzip(t, zipped.Bytes())[LedgerFile]; bytes.Contains(raw, []byte(`"edits": null`)) {
@@ -299,7 +300,7 @@ func TestBundleFilesFollowWhatWasKept(t *testing.T) {
 			ex := base
 			ex.Bodies = tc.bodies
 			var zipped bytes.Buffer
-			if err := Write(&zipped, ex, store.DefaultSettings(), Meta{}, nil); err != nil {
+			if err := Write(&zipped, ex, store.DefaultSettings(), Meta{}, nil, nil); err != nil {
 				t.Fatal(err)
 			}
 			b, err := Read(bytes.NewReader(zipped.Bytes()), int64(zipped.Len()))
@@ -368,5 +369,43 @@ func TestSecretSettingsAreListed(t *testing.T) {
 		if looksSecret != slices.Contains(SecretSettings, key) {
 			t.Errorf("setting %s: looks secret %t, in SecretSettings %t", key, looksSecret, !looksSecret)
 		}
+	}
+}
+
+// TestBundleMasksWhatGitleaksFinds: the bundle's own pass masks what the store's rules find,
+// even in an exchange that never went through the store's redaction (one recorded before the
+// rules existed), and leaves the hashes beside them alone.
+func TestBundleMasksWhatGitleaksFinds(t *testing.T) {
+	rules, err := leaks.Gitleaks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets := []string{
+		"AKIAZ7QWE3RTY5UIO2PA",
+		"ghp_Q3vZ8xLm2NpR7tYw4KjH9bCd6FgS1aE0uIoP",
+		"xoxb-123456789012-1234567890123-Zx8Cv7Bn6Mq5Wl4Ek3Rj2Th1",
+		"-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBn2kX9mQ4vR7tYw4KjH9bCd6FgS1aE0uIoPZx8Cv7Bn6oAoGCCqGSM49\nAwEHoUQDQgAEq5Wl4Ek3Rj2Th1Zx8Cv7Bn6Mq5Wl4Ek3Rj2Th1Zx8Cv7Bn6Mq5Wl4Ek\n-----END EC PRIVATE KEY-----",
+	}
+	const sha = "3f2a9c1e0b7d4a6f8e5c2b1a0d9f8e7c6b5a4d3e"
+	text := "AWS_ACCESS_KEY_ID=" + secrets[0] + "\nGITHUB_TOKEN=" + secrets[1] + "\nSLACK=" + secrets[2] + "\n" + secrets[3] + "\ncommit " + sha + "\n"
+	body, err := json.Marshal(map[string]any{"messages": []any{map[string]any{"role": "user", "content": text}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := store.Exchange{ID: "lh_000001", State: "finished", ErrorMessage: "bad token " + secrets[1], Bodies: &store.Bodies{Request: string(body)}}
+	var zipped bytes.Buffer
+	if err := Write(&zipped, ex, store.DefaultSettings(), Meta{}, nil, rules); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range unzip(t, zipped.Bytes()) {
+		for _, s := range secrets {
+			s = strings.ReplaceAll(s, "\n", `\n`)
+			if bytes.Contains(data, []byte(s[len(s)/2-6:len(s)/2+6])) {
+				t.Errorf("%s holds %.12s…", name, s)
+			}
+		}
+	}
+	if !bytes.Contains(unzip(t, zipped.Bytes())[RequestFile], []byte(sha)) {
+		t.Errorf("request.json lost the commit hash")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"longhaul/store"
+	"longhaul/store/leaks"
 )
 
 // SecretSettings are the setting keys whose values are secrets (store/secrets.go's
@@ -51,12 +52,14 @@ func withoutSecrets(s store.Settings) map[string]any {
 }
 
 // redactor masks the secrets it was given, in every form store.Redactor masks them in (as is,
-// URL-escaped, JSON-escaped, base64 at each alignment), then key-shaped strings (store.Redact).
+// URL-escaped, JSON-escaped, base64 at each alignment), then key-shaped strings and what its
+// rules find (store.RedactWith).
 // It repeats what the store does because the store's redactor, which knows the same secrets, is
 // not exported; the store already redacted the bodies when it wrote them, so this pass is
 // defence in depth and the only one for settings, and for secrets added after the exchange.
 type redactor struct {
 	forms [][]byte // longest first, so a secret's encoded form is masked before a part of it
+	rules *leaks.Rules
 }
 
 // minKnownSecret is store.Redactor's: shorter values would mask ordinary text.
@@ -65,8 +68,8 @@ const minKnownSecret = 8
 // maskedKnown replaces a known secret: it shows nothing of it, unlike a pattern's mask.
 var maskedKnown = []byte("…[redacted]")
 
-func newRedactor(secrets []string) *redactor {
-	r := &redactor{}
+func newRedactor(secrets []string, rules *leaks.Rules) *redactor {
+	r := &redactor{rules: rules}
 	seen := map[string]bool{}
 	for _, s := range secrets {
 		if len(s) < minKnownSecret {
@@ -113,7 +116,7 @@ func (r *redactor) redact(b []byte) []byte {
 			b = bytes.ReplaceAll(b, f, maskedKnown)
 		}
 	}
-	return store.Redact(b)
+	return store.RedactWith(r.rules, b)
 }
 
 func (r *redactor) redactString(s string) string { return string(r.redact([]byte(s))) }

@@ -42,7 +42,7 @@ func (c *CLI) historyBundle(_ *flag.FlagSet) action {
 		if err != nil {
 			return err
 		}
-		if err := bundle.Write(c.Stdout, ex, settings, c.meta(), secrets); err != nil {
+		if err := bundle.Write(c.Stdout, ex, settings, c.meta(), secrets, st.LeakRules()); err != nil {
 			return err
 		}
 		fmt.Fprintf(c.Stderr, "wrote the repro bundle of %s; secrets and key-shaped strings are masked, but look through it before you share it\n", ex.ID)

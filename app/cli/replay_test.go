@@ -58,7 +58,7 @@ func recordingServer(t *testing.T, contentType, reply string) (*httptest.Server,
 func writeBundle(t *testing.T, ex store.Exchange) string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := bundle.Write(&buf, ex, store.DefaultSettings(), bundle.Meta{Version: "test"}, nil); err != nil {
+	if err := bundle.Write(&buf, ex, store.DefaultSettings(), bundle.Meta{Version: "test"}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "bundle.zip")
