@@ -311,16 +311,29 @@ func (r *Redactor) now() redaction {
 // redact masks known secrets first (their exact values, whatever their shape), then the
 // patterns, then what the rules find: each pass sees the masks of the one before, which match
 // nothing.
-func (red redaction) redact(b []byte) []byte { return RedactWith(red.leaks, red.known.redact(b)) }
+func (red redaction) redact(b []byte) []byte { return red.redactFrom(b, 0) }
+
+// redactFrom is redact for a text whose first from bytes were redacted before and held no
+// secret (leaks.Rules.FindFrom); from counts only while the earlier passes mask nothing, since
+// a mask would move the bytes after it.
+func (red redaction) redactFrom(b []byte, from int) []byte {
+	m := Redact(red.known.redact(b))
+	if len(m) != len(b) || len(m) > 0 && &m[0] != &b[0] {
+		from = 0
+	}
+	return maskFound(red.leaks, m, from)
+}
 
 // RedactWith is Redact, then the secrets rules find (nil rules: none) masked the same way: the
 // kind (a token's prefix, "ghp_") and the last four characters stay visible.
-func RedactWith(rules *leaks.Rules, b []byte) []byte {
-	b = Redact(b)
+func RedactWith(rules *leaks.Rules, b []byte) []byte { return maskFound(rules, Redact(b), 0) }
+
+// maskFound masks what rules find in b (leaks.Rules.FindFrom from).
+func maskFound(rules *leaks.Rules, b []byte, from int) []byte {
 	if rules == nil {
 		return b
 	}
-	found := rules.Find(b)
+	found := rules.FindFrom(b, from)
 	if len(found) == 0 {
 		return b
 	}

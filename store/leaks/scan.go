@@ -20,17 +20,28 @@ type Secret struct {
 const pad = 16
 
 // Find returns the secrets in b, in order, overlapping ones merged. It never writes to b.
-func (rs *Rules) Find(b []byte) []Secret {
+func (rs *Rules) Find(b []byte) []Secret { return rs.FindFrom(b, 0) }
+
+// FindFrom is Find for a text whose first from bytes were scanned before and held no secret
+// (store/bodies.go: a session's next body, which repeats the last one): it looks only for
+// secrets that reach past from, trying a rule only around the keywords whose reach does. The
+// keyword pass still reads the whole of b, which the caller keeps to the rules' Reach before
+// from.
+func (rs *Rules) FindFrom(b []byte, from int) []Secret {
 	if len(b) == 0 || len(rs.rules) == 0 {
 		return nil
 	}
 	text := unsafe.String(unsafe.SliceData(b), len(b)) // read only, for the string APIs below
 	var found []Secret
 	for ri, hits := range rs.keywords.hits(b, len(rs.rules)) {
+		r := rs.rules[ri]
+		if from > 0 {
+			// A match around a keyword at pos ends before pos+after+pad (byLead, byWindows).
+			hits = slices.DeleteFunc(hits, func(h hit) bool { return h.pos+r.ext.after+pad < from })
+		}
 		if len(hits) == 0 {
 			continue
 		}
-		r := rs.rules[ri]
 		if err := r.compile(); err != nil {
 			continue // not expected: Parse checked the syntax (rule.compile)
 		}

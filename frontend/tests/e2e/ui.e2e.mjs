@@ -1341,7 +1341,7 @@ async function loginSteps(page, uiURL) {
     await page.getByTestId('login-key').fill('lh-e2e-guess', { timeout: 5000 })
     await page.getByTestId('login-submit').click({ timeout: 5000 })
     await expectText(page, 'login-error', 'That is not the client key.', 5000)
-    const cookies = await page.context().cookies(uiURL)
+    const cookies = await page.context().cookies(new URL('longhaul/v1/', uiURL).href)
     if (cookies.some((c) => c.name.startsWith('longhaul_session_'))) throw new Error('a session cookie after a wrong key')
   })
   await step('Login: the right key opens the app', async () => {
@@ -1353,8 +1353,11 @@ async function loginSteps(page, uiURL) {
     await page.getByTestId('monitor-row').first().waitFor({ timeout: 10_000 })
   })
   await step('Login: the session cookie is HttpOnly, SameSite=Strict, for the API path only', async () => {
-    const c = (await page.context().cookies(uiURL)).find((x) => x.name.startsWith('longhaul_session_'))
+    const c = (await page.context().cookies(new URL('longhaul/v1/', uiURL).href)).find((x) => x.name.startsWith('longhaul_session_'))
     if (c === undefined || !c.httpOnly || c.sameSite !== 'Strict' || c.path !== '/longhaul/v1/') throw new Error(`cookie: ${JSON.stringify(c)}`)
+    if ((await page.context().cookies(uiURL)).some((x) => x.name.startsWith('longhaul_session_'))) {
+      throw new Error('the session cookie is sent beyond the API path /longhaul/v1/')
+    }
     const seen = await page.evaluate(() => document.cookie)
     if (seen.includes('longhaul_session')) throw new Error('the page script can read the session cookie')
   })
