@@ -91,14 +91,14 @@ func (p *clientPeek) walkChatMessages(a *anthropic.Arriving, i int, first, secon
 	return a.WalkArray(i, func(mi int) (int, error) {
 		if n == 0 && rs != nil {
 			if m, ok := rs.skip(a, mi); ok {
-				n, msgEngine = m.count, m.engine
-				p.maxToolResult = max(p.maxToolResult, m.maxToolResult)
+				n, msgEngine = int(m.count), m.engine
+				p.maxToolResult = max(p.maxToolResult, int(m.maxToolResult))
 				p.engine = p.engine || m.engine
 				*first = rs.first.Of(b)
 				if n >= 2 {
 					*second = rs.second.Of(b)
 				}
-				return m.end, nil
+				return int(m.end), nil
 			}
 		}
 		was := p.engine
@@ -136,7 +136,7 @@ func (p *clientPeek) walkChatMessages(a *anthropic.Arriving, i int, first, secon
 		msgEngine = msgEngine || p.engine
 		p.engine = p.engine || was
 		if rs != nil {
-			rs.mark(chatMark{end: me, count: n, maxToolResult: p.maxToolResult, engine: msgEngine}, anthropic.Span{Start: mi, End: me})
+			rs.mark(chatMark{end: int32(me), count: int32(n), maxToolResult: int32(p.maxToolResult), engine: msgEngine}, anthropic.Span{Start: mi, End: me})
 		}
 		return me, nil
 	})
