@@ -49,6 +49,14 @@ func peekOpenAI(a *anthropic.Arriving, rs *chatRecallScan) (clientPeek, error) {
 			rs = rs.enter()
 			return p.walkChatMessages(a, vi, &first, &second, rs)
 		}
+		if string(k) == `"input"` && a.Has(vi+1) && b[vi] == '[' {
+			ve, err := countEntries(a, vi, "input")
+			if err == nil {
+				first = b[vi:ve]
+				p.engine = true // Responses is always translated (responsesClient.lazy)
+			}
+			return ve, err
+		}
 		ve, err := a.SkipValue(vi)
 		if err != nil {
 			return 0, err
@@ -129,7 +137,9 @@ func (p *clientPeek) walkChatMessages(a *anthropic.Arriving, i int, first, secon
 		case 1:
 			*second = b[mi:me]
 		}
-		n++
+		if n++; n > anthropic.MaxMessages {
+			return 0, &anthropic.TooManyMessagesError{Field: "messages"}
+		}
 		if string(role) == `"tool"` {
 			p.toolResult(content)
 		}
@@ -211,7 +221,9 @@ func (p *clientPeek) walkGeminiContents(a *anthropic.Arriving, i int, first *[]b
 		if n == 0 {
 			*first = turn
 		}
-		n++
+		if n++; n > anthropic.MaxMessages {
+			return 0, &anthropic.TooManyMessagesError{Field: "contents"}
+		}
 		for _, m := range geminiEngineMarkers {
 			if bytes.Contains(turn, m) {
 				p.engine = true
@@ -223,6 +235,18 @@ func (p *clientPeek) walkGeminiContents(a *anthropic.Arriving, i int, first *[]b
 			}
 		}
 		return ce, nil
+	})
+}
+
+// countEntries walks the array at i, refusing more than anthropic.MaxMessages elements (each
+// may become a message), and returns where it ends.
+func countEntries(a *anthropic.Arriving, i int, field string) (int, error) {
+	n := 0
+	return a.WalkArray(i, func(vi int) (int, error) {
+		if n++; n > anthropic.MaxMessages {
+			return 0, &anthropic.TooManyMessagesError{Field: field}
+		}
+		return a.SkipValue(vi)
 	})
 }
 

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -212,6 +213,10 @@ func (s *Server) readBody(r *http.Request, limit int64, proto clientProtocol, fo
 	}
 	if anthropic.IsSyntaxError(err) {
 		return nil, peek, rb, newError(http.StatusBadRequest, anthropic.InvalidRequestError, "malformed JSON request body: "+err.Error())
+	}
+	var tooMany *anthropic.TooManyMessagesError
+	if errors.As(err, &tooMany) {
+		return nil, peek, rb, newError(http.StatusBadRequest, anthropic.InvalidRequestError, err.Error())
 	}
 	return nil, peek, rb, newError(statusClientClosed, "client_cancelled", err.Error())
 }

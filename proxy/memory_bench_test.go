@@ -1,74 +1,92 @@
 package proxy
 
-// What a request costs in memory per byte of its body, on the shape that costs the most per
-// byte: hundreds of thousands of tiny messages (the security issue's 29 MB body of 900k
-// `{"role":"user","content":"a"}`). Every per-message allocation or record is paid 900k times
-// there, against 32 bytes of body each.
+// What a request costs in memory per byte of its body, on the shapes that cost the most per
+// byte: many small messages (the security issue's 29 MB body of 900k
+// `{"role":"user","content":"a"}`). Every per-message allocation or record is paid for each
+// message there, against 30 bytes of body.
 //
-//	go test -run '^$' -bench TinyMessages -benchtime 3x ./proxy/
+//	go test -run '^$' -bench ManyMessages -benchtime 3x ./proxy/
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
+
+	"longhaul/proxy/anthropic"
 
 	"longhaul/proxy/pool"
 	"longhaul/proxy/proxytest"
 )
 
-// tinyProtocols are the routes the tiny-message shape is sent to, each with how one message
-// and the body around them are written in that protocol.
-var tinyProtocols = []struct {
+// manyMessageProtocols are the routes a body of many messages is sent to, each with how its
+// protocol writes the body around them and one message of text.
+var manyMessageProtocols = []struct {
 	name, path string
 	head, tail string
-	message    func(user bool) string
+	message    func(user bool, text string) string
 }{
-	{"messages", "/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[`, `]}`, func(user bool) string {
-		if user {
-			return `{"role":"user","content":"a"}`
-		}
-		return `{"role":"assistant","content":"b"}`
-	}},
-	{"chat", "/v1/chat/completions", `{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[`, `]}`, func(user bool) string {
-		if user {
-			return `{"role":"user","content":"a"}`
-		}
-		return `{"role":"assistant","content":"b"}`
-	}},
-	{"responses", "/v1/responses", `{"model":"claude-sonnet-4-5","max_output_tokens":10,"input":[`, `]}`, func(user bool) string {
-		if user {
-			return `{"role":"user","content":"a"}`
-		}
-		return `{"role":"assistant","content":"b"}`
-	}},
-	{"gemini", "/v1beta/models/claude-sonnet-4-5:generateContent", `{"generationConfig":{"maxOutputTokens":10},"contents":[`, `]}`, func(user bool) string {
-		if user {
-			return `{"role":"user","parts":[{"text":"a"}]}`
-		}
-		return `{"role":"model","parts":[{"text":"b"}]}`
-	}},
+	{"messages", "/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[`, `]}`, roleContent("assistant")},
+	{"chat", "/v1/chat/completions", `{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[`, `]}`, roleContent("assistant")},
+	{"responses", "/v1/responses", `{"model":"claude-sonnet-4-5","max_output_tokens":10,"input":[`, `]}`, roleContent("assistant")},
+	{"gemini", "/v1beta/models/claude-sonnet-4-5:generateContent", `{"generationConfig":{"maxOutputTokens":10},"contents":[`, `]}`,
+		func(user bool, text string) string {
+			if user {
+				return `{"role":"user","parts":[{"text":"` + text + `"}]}`
+			}
+			return `{"role":"model","parts":[{"text":"` + text + `"}]}`
+		}},
 }
 
-// tinyMessagesBody is a request of about size bytes made of alternating one-letter messages,
-// in the protocol at index p of tinyProtocols; it reports how many messages it holds.
-func tinyMessagesBody(p, size int) (body []byte, messages int) {
-	tp := tinyProtocols[p]
-	b := bytes.NewBuffer(make([]byte, 0, size+64))
-	b.WriteString(tp.head)
-	for b.Len() < size-len(tp.tail)-40 {
-		if messages > 0 {
+// roleContent writes a message as {"role":…,"content":"…"}, the model's role named other.
+func roleContent(other string) func(user bool, text string) string {
+	return func(user bool, text string) string {
+		if user {
+			return `{"role":"user","content":"` + text + `"}`
+		}
+		return `{"role":"` + other + `","content":"` + text + `"}`
+	}
+}
+
+// manyMessagesBody is a request of n alternating messages of text (a letter repeated
+// textLen times) in the protocol at index p of manyMessageProtocols.
+func manyMessagesBody(p, n, textLen int) []byte {
+	mp := manyMessageProtocols[p]
+	user, model := mp.message(true, strings.Repeat("a", textLen)), mp.message(false, strings.Repeat("b", textLen))
+	b := bytes.NewBuffer(make([]byte, 0, len(mp.head)+n*(len(model)+1)+len(mp.tail)))
+	b.WriteString(mp.head)
+	for i := range n {
+		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(tp.message(messages%2 == 0))
-		messages++
+		if i%2 == 0 {
+			b.WriteString(user)
+		} else {
+			b.WriteString(model)
+		}
 	}
-	b.WriteString(tp.tail)
-	return b.Bytes(), messages
+	b.WriteString(mp.tail)
+	return b.Bytes()
+}
+
+// manyMessageShapes are the bodies the memory benchmark and test send: the security issue's
+// (900k one-letter messages, 29 MB, and its 6 MB cousin), which the peek refuses at
+// anthropic.MaxMessages, and the two the proxy takes that cost it the most per body byte: as
+// many one-letter messages as it takes, and as many 260-letter ones (28 MB), which go
+// through the compaction engine and a Layer-3 summary.
+var manyMessageShapes = []struct {
+	name              string
+	messages, textLen int
+	status            int
+}{
+	{"900k-tiny", 900_000, 1, http.StatusBadRequest},
+	{"190k-tiny", 190_000, 1, http.StatusBadRequest},
+	{"100k-tiny", anthropic.MaxMessages, 1, http.StatusOK},
+	{"100k-260B", anthropic.MaxMessages, 260, http.StatusOK},
 }
 
 // discardUpstream answers every request with reply after reading its body into one buffer it
@@ -107,15 +125,15 @@ func readInto(buf []byte, r io.Reader) ([]byte, error) {
 	}
 }
 
-// BenchmarkTinyMessages sends a 6 MB and a 29 MB body of tiny messages in each protocol through
-// the real handler to an Anthropic account (so every other protocol is translated) and reports
-// the bytes allocated per byte of body.
-func BenchmarkTinyMessages(b *testing.B) {
+// BenchmarkManyMessages sends each of manyMessageShapes in each protocol through the real
+// handler to an Anthropic account (so every other protocol is translated) and reports the
+// bytes allocated per byte of body.
+func BenchmarkManyMessages(b *testing.B) {
 	up := discardUpstream(proxytest.TextMessage(proxytest.DefaultModel, "ok").JSON())
 	defer up.Close()
-	for _, size := range []int{6 << 20, 29 << 20} {
-		for p, tp := range tinyProtocols {
-			b.Run(fmt.Sprintf("%s-%dMB", tp.name, size>>20), func(b *testing.B) {
+	for _, shape := range manyMessageShapes {
+		for p, mp := range manyMessageProtocols {
+			b.Run(shape.name+"/"+mp.name, func(b *testing.B) {
 				srv, err := New(Config{}, Options{})
 				if err != nil {
 					b.Fatal(err)
@@ -123,17 +141,17 @@ func BenchmarkTinyMessages(b *testing.B) {
 				srv.SetAccounts([]pool.Account{{ID: 1, Label: "bench", Kind: pool.KindAnthropic, BaseURL: up.URL, Secret: "sk-ant-bench-upstream-0001", Enabled: true}})
 				front := httptest.NewServer(srv.Handler())
 				defer front.Close()
-				body, _ := tinyMessagesBody(p, size)
+				body := manyMessagesBody(p, shape.messages, shape.textLen)
 				client := front.Client()
 				send := func() {
-					resp, err := postTo(client, front.URL+tp.path, body)
+					resp, err := postTo(client, front.URL+mp.path, body)
 					if err != nil {
 						b.Fatal(err)
 					}
 					got, err := io.ReadAll(resp.Body)
 					resp.Body.Close()
-					if err != nil || resp.StatusCode != http.StatusOK {
-						b.Fatalf("status %d, %v: %.300s", resp.StatusCode, err, got)
+					if err != nil || resp.StatusCode != shape.status {
+						b.Fatalf("status %d, %v; want %d: %.300s", resp.StatusCode, err, shape.status, got)
 					}
 				}
 				send()

@@ -218,12 +218,12 @@ func FuzzRecall(f *testing.F) {
 	})
 }
 
-// A body too large to be remembered is not marked: a body of one-letter messages has a message
-// every 30 bytes, and its marks would only be thrown away.
+// A body too large to be remembered is not marked: its marks would only be thrown away.
 func TestRecallMarksOnlyWhatItMayKeep(t *testing.T) {
 	var msgs []string
-	for n := 0; n*32 < recall.MaxBody; n++ {
-		msgs = append(msgs, `{"role":"user","content":"a"}`)
+	msg := `{"role":"user","content":"` + strings.Repeat("a", 200) + `"}`
+	for n := 0; n*len(msg) < recall.MaxBody; n++ {
+		msgs = append(msgs, msg)
 	}
 	rc := NewRecall()
 	for _, body := range [][]byte{conversation("Be brief.", msgs), conversation("Be brief.", rounds(25, false))} {
