@@ -172,7 +172,7 @@ func (r *Request) Encode() []byte {
 		return r.body
 	}
 	var buf bytes.Buffer
-	buf.Grow(len(r.body))
+	buf.Grow(r.encodedSize())
 	buf.WriteByte('{')
 	wrote := false
 	for i, m := range r.members {
@@ -197,6 +197,27 @@ func (r *Request) Encode() []byte {
 	}
 	buf.WriteByte('}')
 	return buf.Bytes()
+}
+
+// encodedSize is about how long Encode's result is: exactly, unless edited messages grew.
+// A compacted request is often a small part of the one received (a summary and the last
+// turns): a buffer the size of the received body would be mostly unused.
+func (r *Request) encodedSize() int {
+	n := len(`{"messages":[]}`)
+	for _, m := range r.members {
+		n += len(m.key) + len(m.val) + 2
+	}
+	for i := range r.Messages {
+		m := &r.Messages[i]
+		n += len(m.raw) + 1
+		if m.edited || m.raw == nil {
+			n += len(m.text) + len(m.Role) + 32
+			for _, b := range m.Blocks {
+				n += len(b.raw) + 1
+			}
+		}
+	}
+	return n
 }
 
 func (r *Request) writeMessages(buf *bytes.Buffer) {
