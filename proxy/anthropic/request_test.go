@@ -151,3 +151,18 @@ func FuzzParseRequest(f *testing.F) {
 		}
 	})
 }
+
+// Encode reserves what it writes: a request cut to a few messages does not take a buffer the
+// size of the one received.
+func TestEncodeReservesWhatItWrites(t *testing.T) {
+	body := []byte(`{"model":"m","messages":[` + strings.Repeat(`{"role":"user","content":"aaaaaaaa"},`, 10_000) + `{"role":"user","content":"last"}],"max_tokens":1}`)
+	r, err := ParseRequest(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Messages = r.Messages[len(r.Messages)-2:]
+	out := r.Encode()
+	if n := r.encodedSize(); n < len(out) || n > 2*len(out) {
+		t.Errorf("encodedSize = %d for an encoding of %d bytes; want at least that and not far more", n, len(out))
+	}
+}
