@@ -399,7 +399,7 @@ func TestPeekMessageStats(t *testing.T) {
 		t.Fatal(err)
 	}
 	ms := p.Messages
-	want := MessageStats{Count: 4, Images: 3, ToolImages: 1, Thinking: 2, Signed: 1, Redacted: 1, SavedNotice: true, LastSpans: ms.LastSpans,
+	want := MessageStats{Count: 4, Blocks: 9, Images: 3, ToolImages: 1, Thinking: 2, Signed: 1, Redacted: 1, SavedNotice: true, LastSpans: ms.LastSpans,
 		MaxToolContent: len(`"Saved to /x; ` + strings.Repeat("y", 300) + `"`)}
 	if ms != want {
 		t.Errorf("Messages = %+v;\nwant %+v", ms, want)

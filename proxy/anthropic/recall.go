@@ -26,7 +26,7 @@ type Recall struct {
 // NewRecall returns an empty Recall.
 func NewRecall() *Recall { return &Recall{} }
 
-// mark is the message scan's state right after a message, in 12 bytes: the message's span
+// mark is the message scan's state right after a message, in 16 bytes: the message's span
 // (with the previous mark's, the state's last two spans; the marks' count is its message
 // count) and which entry of the body's counter table holds the rest. A full msgScan is 120
 // bytes, and a body of one-letter messages has a message every 30 bytes: marks of whole states
@@ -35,6 +35,7 @@ func NewRecall() *Recall { return &Recall{} }
 type mark struct {
 	start, end int32
 	counters   int32
+	blocks     int32 // MessageStats.Blocks, which most messages change
 }
 
 // End is where the message ends (recall.Mark).
@@ -72,7 +73,7 @@ func scanAfter(marks []mark, table []scanCounters) msgScan {
 	c := table[marks[k].counters]
 	ms := msgScan{
 		stats: MessageStats{
-			Count: len(marks), MaxToolContent: int(c.maxToolContent), Images: int(c.images), ToolImages: int(c.toolImages),
+			Count: len(marks), Blocks: int(marks[k].blocks), MaxToolContent: int(c.maxToolContent), Images: int(c.images), ToolImages: int(c.toolImages),
 			Thinking: int(c.thinking), Signed: int(c.signed), Redacted: int(c.redacted), SavedNotice: c.savedNotice,
 		},
 		toolImages: int(c.heldToolImages), saved: int(c.heldSaved),
@@ -217,5 +218,6 @@ func (rs *recallScan) mark(end int, ms *msgScan) {
 	if n := len(m.info.counters); n == 0 || m.info.counters[n-1] != c {
 		m.info.counters = append(m.info.counters, c)
 	}
-	m.marks = append(m.marks, mark{start: int32(ms.stats.LastSpans[1].Start), end: int32(end), counters: int32(len(m.info.counters) - 1)})
+	m.marks = append(m.marks, mark{start: int32(ms.stats.LastSpans[1].Start), end: int32(end),
+		counters: int32(len(m.info.counters) - 1), blocks: int32(ms.stats.Blocks)})
 }
