@@ -33,6 +33,9 @@ type clientPeek struct {
 	engine        bool
 	// tools and toolBytes are the tool definitions' count and size (the tool inventory).
 	tools, toolBytes int
+	// messages is how many messages the body holds (Chat messages, Responses input items,
+	// Gemini contents): what the memory budget reserves for (budget.go).
+	messages int
 }
 
 // peekOpenAI reads a Chat Completions body (messages) or a Responses body (instructions,
@@ -50,7 +53,7 @@ func peekOpenAI(a *anthropic.Arriving, rs *chatRecallScan) (clientPeek, error) {
 			return p.walkChatMessages(a, vi, &first, &second, rs)
 		}
 		if string(k) == `"input"` && a.Has(vi+1) && b[vi] == '[' {
-			ve, err := countEntries(a, vi, "input")
+			ve, err := countEntries(a, vi, "input", &p.messages)
 			if err == nil {
 				first = b[vi:ve]
 				p.engine = true // Responses is always translated (responsesClient.lazy)
@@ -100,6 +103,7 @@ func (p *clientPeek) walkChatMessages(a *anthropic.Arriving, i int, first, secon
 		if n == 0 && rs != nil {
 			if m, ok := rs.skip(a, mi); ok {
 				n, msgEngine = int(m.count), m.engine
+				p.messages = n
 				p.maxToolResult = max(p.maxToolResult, int(m.maxToolResult))
 				p.engine = p.engine || m.engine
 				*first = rs.first.Of(b)
@@ -140,6 +144,7 @@ func (p *clientPeek) walkChatMessages(a *anthropic.Arriving, i int, first, secon
 		if n++; n > anthropic.MaxMessages {
 			return 0, &anthropic.TooManyMessagesError{Field: "messages"}
 		}
+		p.messages = n
 		if string(role) == `"tool"` {
 			p.toolResult(content)
 		}
@@ -224,6 +229,7 @@ func (p *clientPeek) walkGeminiContents(a *anthropic.Arriving, i int, first *[]b
 		if n++; n > anthropic.MaxMessages {
 			return 0, &anthropic.TooManyMessagesError{Field: "contents"}
 		}
+		p.messages = n
 		for _, m := range geminiEngineMarkers {
 			if bytes.Contains(turn, m) {
 				p.engine = true
@@ -239,15 +245,19 @@ func (p *clientPeek) walkGeminiContents(a *anthropic.Arriving, i int, first *[]b
 }
 
 // countEntries walks the array at i, refusing more than anthropic.MaxMessages elements (each
-// may become a message), and returns where it ends.
-func countEntries(a *anthropic.Arriving, i int, field string) (int, error) {
+// may become a message), and returns where it ends; *count is set to how many it holds.
+func countEntries(a *anthropic.Arriving, i int, field string, count *int) (int, error) {
 	n := 0
-	return a.WalkArray(i, func(vi int) (int, error) {
+	end, err := a.WalkArray(i, func(vi int) (int, error) {
 		if n++; n > anthropic.MaxMessages {
 			return 0, &anthropic.TooManyMessagesError{Field: field}
 		}
 		return a.SkipValue(vi)
 	})
+	if err == nil {
+		*count = n
+	}
+	return end, err
 }
 
 // countTools adds the elements of a tools array.
