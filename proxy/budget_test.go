@@ -250,7 +250,7 @@ func TestMemoryBudgetRefusesWhatCanNeverFit(t *testing.T) {
 	if err := f.srv.Reconfigure(Config{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range []string{`{"model":`, string(manyMessagesBody(0, anthropic.MaxMessages+1, 1))} {
+	for _, bad := range []string{`{"model":`, string(manyMessagesBody(0, anthropic.MaxMessages+1, 1, 0))} {
 		resp := f.post(t, "/v1/messages", bad, "Content-Type", "application/json")
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusBadRequest {

@@ -53,10 +53,14 @@ func roleContent(other string) func(user bool, text string) string {
 }
 
 // manyMessagesBody is a request of n alternating messages of text (a letter repeated
-// textLen times) in the protocol at index p of manyMessageProtocols.
-func manyMessagesBody(p, n, textLen int) []byte {
+// textLen times) in the protocol at index p of manyMessageProtocols; fewer when n would not fit
+// in maxBytes (0: no bound).
+func manyMessagesBody(p, n, textLen, maxBytes int) []byte {
 	mp := manyMessageProtocols[p]
 	user, model := mp.message(true, strings.Repeat("a", textLen)), mp.message(false, strings.Repeat("b", textLen))
+	if room := 2 * (maxBytes - len(mp.head) - len(mp.tail)) / (len(user) + len(model) + 2); maxBytes > 0 && room < n {
+		n = room
+	}
 	b := bytes.NewBuffer(make([]byte, 0, len(mp.head)+n*(len(model)+1)+len(mp.tail)))
 	b.WriteString(mp.head)
 	for i := range n {
@@ -74,19 +78,27 @@ func manyMessagesBody(p, n, textLen int) []byte {
 }
 
 // manyMessageShapes are the bodies the memory benchmark and test send: the security issue's
-// (900k one-letter messages, 29 MB, and its 6 MB cousin), which the peek refuses at
-// anthropic.MaxMessages, and the two the proxy takes that cost it the most per body byte: as
-// many one-letter messages as it takes, and as many 260-letter ones (28 MB), which go
-// through the compaction engine and a Layer-3 summary.
-var manyMessageShapes = []struct {
-	name              string
-	messages, textLen int
-	status            int
-}{
-	{"900k-tiny", 900_000, 1, http.StatusBadRequest},
-	{"190k-tiny", 190_000, 1, http.StatusBadRequest},
-	{"100k-tiny", anthropic.MaxMessages, 1, http.StatusOK},
-	{"100k-260B", anthropic.MaxMessages, 260, http.StatusOK},
+// (900k one-letter messages in 29 MB, and 6 MB of them; Gemini's contents are longer, so only
+// 770k fit under proxy.max_body_bytes), which the peek refuses at anthropic.MaxMessages, and
+// the two the proxy takes that cost it the most per body byte: as many one-letter messages as
+// it takes (3 MB), and as many 260-letter ones (28 MB), which go through the compaction engine
+// and a Layer-3 summary.
+type manyMessageShape struct {
+	name                        string
+	messages, textLen, maxBytes int
+	status                      int
+}
+
+var manyMessageShapes = []manyMessageShape{
+	{"900k-tiny", 900_000, 1, 32_000_000, http.StatusBadRequest},
+	{"6MB-tiny", 900_000, 1, 6_000_000, http.StatusBadRequest},
+	{"100k-tiny", anthropic.MaxMessages, 1, 0, http.StatusOK},
+	{"100k-260B", anthropic.MaxMessages, 260, 0, http.StatusOK},
+}
+
+// body is the shape's request in the protocol at index p of manyMessageProtocols.
+func (s manyMessageShape) body(p int) []byte {
+	return manyMessagesBody(p, s.messages, s.textLen, s.maxBytes)
 }
 
 // discardUpstream answers every request with reply after reading its body into one buffer it
@@ -141,7 +153,7 @@ func BenchmarkManyMessages(b *testing.B) {
 				srv.SetAccounts([]pool.Account{{ID: 1, Label: "bench", Kind: pool.KindAnthropic, BaseURL: up.URL, Secret: "sk-ant-bench-upstream-0001", Enabled: true}})
 				front := httptest.NewServer(srv.Handler())
 				defer front.Close()
-				body := manyMessagesBody(p, shape.messages, shape.textLen)
+				body := shape.body(p)
 				client := front.Client()
 				send := func() {
 					resp, err := postTo(client, front.URL+mp.path, body)
