@@ -24,15 +24,17 @@ import (
 
 // What a request is reckoned to cost: requestBaseCost for any request (headers, the exchange
 // record, stacks, a reply's buffers), costPerBodyByte times its body, and per message and
-// content block what the engine keeps of each. Measured on the shapes that cost the most
-// (BenchmarkManyMessages, TestPeakRSSPerRequest): a late Claude Code turn of 800 KB takes about
-// 1 MB (docs/benchmarks.md, 64 such streams at once), a body of 100k one-letter messages or a
-// million one-letter blocks several times its size.
+// content block what the peek, a translation and the engine keep of each. Measured as peak RSS
+// above idle in a process of its own (TestPeakRSSPerRequest's way) on the shapes that cost the
+// most: 100k messages in 28 MB take 2.6x the body (4.3x translated from another protocol);
+// 100k one-letter messages (3 MB) 52-70 MB, which the per-message cost covers; a million
+// one-letter blocks in 26 MB about 150 MB. A late Claude Code turn of 800 KB takes about 1 MB
+// (docs/benchmarks.md, 64 such streams at once), so it is reckoned generously.
 const (
 	requestBaseCost = 64 << 10
 	costPerBodyByte = 4
-	costPerMessage  = 512
-	costPerBlock    = 128
+	costPerMessage  = 640
+	costPerBlock    = 160
 )
 
 // bodyCost is what a request with a body of n bytes is reckoned to cost before anything of
