@@ -144,7 +144,7 @@ const chunkedStep = 256 << 10
 // pool, so the body costs at most its own size twice while it arrives. A body over limit is
 // errBodyTooLarge; a reservation refused is its *Error.
 func (s *Server) readChunked(r io.Reader, limit int64, res *reservation) (*requestBody, error) {
-	body := s.bodies.get(chunkedStep)
+	body := s.bodies.get(int(min(chunkedStep, limit+1)))
 	n, reserved := 0, int64(0)
 	for {
 		if int64(n) >= reserved {
@@ -154,8 +154,8 @@ func (s *Server) readChunked(r io.Reader, limit int64, res *reservation) (*reque
 			}
 			reserved += chunkedStep
 		}
-		if n == len(body.buf) {
-			bigger := s.bodies.get(2 * len(body.buf))
+		if n == len(body.buf) { // never past limit+1: one byte more says the body is too large
+			bigger := s.bodies.get(int(min(2*int64(len(body.buf)), limit+1)))
 			copy(bigger.buf, body.buf)
 			body.release()
 			body = bigger

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -285,4 +286,35 @@ func TestMemoryBudgetReservesAChunkedBodyAsItGrows(t *testing.T) {
 	pw.CloseWithError(errors.New("client gave up"))
 	<-done
 	waitFor(t, "the budget empty after the chunked body failed", func() bool { return f.srv.budget.inUse() == 0 })
+}
+
+// A chunked body of proxy.max_body_bytes is taken, one byte more is not: the buffer that
+// doubles as it arrives stops one byte past the limit.
+func TestChunkedBodyAtTheLimit(t *testing.T) {
+	const limit = 3*chunkedStep + 17
+	f := newFixture(t, Config{MaxBodyBytes: limit})
+	for _, tc := range []struct {
+		size   int
+		status int
+	}{{limit, http.StatusOK}, {limit + 1, http.StatusRequestEntityTooLarge}, {100, http.StatusOK}} {
+		body := budgetBody(tc.size, false)
+		req, err := http.NewRequest(http.MethodPost, f.front.URL+"/v1/messages", struct{ io.Reader }{strings.NewReader(string(body))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := f.front.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := readAll(t, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("a chunked body of %d bytes (limit %d): %d %.200s; want %d", len(body), limit, resp.StatusCode, got, tc.status)
+		}
+		if tc.status == http.StatusOK && !bytes.Equal(f.up.LastRequest().Body, body) {
+			t.Errorf("a chunked body of %d bytes did not reach the upstream as it was sent", len(body))
+		}
+	}
+	waitFor(t, "the budget empty after chunked bodies", func() bool { return f.srv.budget.inUse() == 0 })
 }
