@@ -53,9 +53,15 @@ type memoryBudget struct {
 	held int64
 }
 
-// open starts a request's reservation against a budget of limit bytes.
-func (b *memoryBudget) open(limit int64) *reservation {
-	return &reservation{budget: b, limit: limit}
+// open starts a request's reservation against a budget of limit bytes; p is the request's
+// client protocol, whose "busy" status a refusal while others hold the budget takes: 529 for
+// Anthropic's, 503 for the others, whose APIs have no 529.
+func (b *memoryBudget) open(limit int64, p clientProtocol) reservation {
+	r := reservation{budget: b, limit: limit, overloaded: 529}
+	if p != nil && p.nativeKind() != pool.KindAnthropic {
+		r.overloaded = http.StatusServiceUnavailable
+	}
+	return r
 }
 
 // inUse is what the requests in flight hold.
@@ -66,24 +72,12 @@ func (b *memoryBudget) inUse() int64 {
 }
 
 // reservation is one request's share of the budget. Its methods are for the request's own
-// goroutine; a nil reservation reserves nothing (requests that read no body).
+// goroutine; a nil reservation reserves nothing.
 type reservation struct {
-	budget *memoryBudget
-	limit  int64
-	held   int64
-	// overloaded is the status that says "busy" to the request's client: 529 for Anthropic's,
-	// 503 for the others.
-	overloaded int
-}
-
-// forClient sets the status of a refusal while others hold the budget, by the client's
-// protocol.
-func (r *reservation) forClient(p clientProtocol) *reservation {
-	r.overloaded = 529
-	if p != nil && p.nativeKind() != pool.KindAnthropic {
-		r.overloaded = http.StatusServiceUnavailable
-	}
-	return r
+	budget     *memoryBudget
+	limit      int64
+	held       int64
+	overloaded int // the status of a refusal while others hold the budget
 }
 
 // grow reserves n bytes more, or says why it cannot: the request alone would be larger than
@@ -106,11 +100,7 @@ func (r *reservation) grow(n int64) *Error {
 	held := b.held
 	b.mu.Unlock()
 	if !ok {
-		status := r.overloaded
-		if status == 0 {
-			status = 529
-		}
-		e := newError(status, anthropic.OverloadedError, fmt.Sprintf(
+		e := newError(r.overloaded, anthropic.OverloadedError, fmt.Sprintf(
 			"the proxy's memory budget (proxy.memory_budget_bytes, %s) is held by requests in flight (%s); this one needs %s more: retry shortly",
 			mib(r.limit), mib(held), mib(n)))
 		e.RetryAfter = time.Second

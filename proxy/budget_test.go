@@ -318,3 +318,22 @@ func TestChunkedBodyAtTheLimit(t *testing.T) {
 	}
 	waitFor(t, "the budget empty after chunked bodies", func() bool { return f.srv.budget.inUse() == 0 })
 }
+
+// A client that leaves in the middle of a stream gives its share back with the handler: the
+// upstream request is cancelled and nothing stays reserved.
+func TestMemoryBudgetGivenBackWhenTheClientLeaves(t *testing.T) {
+	f := newFixture(t, Config{})
+	f.up.SetDefault(proxytest.Reply{Message: proxytest.ManyEvents(5, ""), StallAfter: 1})
+	ctx, cancel := context.WithCancel(context.Background())
+	resp, rd := openStream(t, ctx, f.front.URL)
+	defer resp.Body.Close()
+	nextEvent(t, rd, waitLimit)
+	if f.srv.budget.inUse() == 0 {
+		t.Fatal("a stream in flight holds nothing of the budget")
+	}
+	cancel()
+	if !f.up.WaitCanceled(waitLimit) {
+		t.Fatal("the upstream request was not cancelled")
+	}
+	waitFor(t, "the budget empty after the client left", func() bool { return f.srv.budget.inUse() == 0 })
+}

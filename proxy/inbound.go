@@ -31,7 +31,7 @@ func (s *Server) inbound(w http.ResponseWriter, r *http.Request, cfg *Config, co
 			}
 		}
 	}
-	client, peek, rb, e := s.readBody(r, cfg.MaxBodyBytes, c.memory, c.proto, foreign, sendEarly)
+	client, peek, rb, e := s.readBody(r, cfg.MaxBodyBytes, &c.memory, c.proto, foreign, sendEarly)
 	if e == nil {
 		ex.BytesIn = int64(len(client.buf))
 		ex.RequestRepeats = RequestRepeats{Exchange: rb.found.Tag, Bytes: rb.found.Shared}
