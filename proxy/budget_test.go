@@ -326,12 +326,12 @@ func TestMemoryBudgetGivenBackWhenTheClientLeaves(t *testing.T) {
 	f.up.SetDefault(proxytest.Reply{Message: proxytest.ManyEvents(5, ""), StallAfter: 1})
 	ctx, cancel := context.WithCancel(context.Background())
 	resp, rd := openStream(t, ctx, f.front.URL)
-	defer resp.Body.Close()
 	nextEvent(t, rd, waitLimit)
 	if f.srv.budget.inUse() == 0 {
 		t.Fatal("a stream in flight holds nothing of the budget")
 	}
 	cancel()
+	resp.Body.Close()
 	if !f.up.WaitCanceled(waitLimit) {
 		t.Fatal("the upstream request was not cancelled")
 	}
