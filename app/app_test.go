@@ -63,6 +63,9 @@ func TestReloadPushesSettingsAndAccounts(t *testing.T) {
 	if _, err := st.SetSetting(ctx, "proxy.rotation.max_attempts", "5"); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := st.SetSetting(ctx, "proxy.memory_budget_bytes", "268435456"); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := st.AddAccount(ctx, store.Account{Label: "a", BaseURL: "https://api.anthropic.com", Secret: "sk-ant-xxxxxxxxxxxxxxxx", Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -70,8 +73,8 @@ func TestReloadPushesSettingsAndAccounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := a.proxy.Config()
-	if cfg.MaxBodyBytes != 4096 || cfg.MaxAttempts != 5 || cfg.Port != a.overrides.Port {
-		t.Errorf("proxy config = %+v; want body 4096, attempts 5, port override %d", cfg, a.overrides.Port)
+	if cfg.MaxBodyBytes != 4096 || cfg.MaxAttempts != 5 || cfg.MemoryBudgetBytes != 256<<20 || cfg.Port != a.overrides.Port {
+		t.Errorf("proxy config = %+v; want body 4096, attempts 5, memory budget 256 MiB, port override %d", cfg, a.overrides.Port)
 	}
 	if accts := a.proxy.Pool().Accounts(); len(accts) != 1 || accts[0].Label != "a" {
 		t.Errorf("proxy accounts = %+v", accts)

@@ -11,14 +11,15 @@ import (
 // proxyConfig maps persisted settings to what the proxy reads per request.
 func proxyConfig(s store.Settings, o Overrides) proxy.Config {
 	cfg := proxy.Config{
-		Bind:           s.Proxy.Bind,
-		Port:           s.Proxy.Port,
-		ClientKey:      s.Proxy.ClientKey,
-		AllowedOrigins: s.Proxy.AllowedOrigins,
-		MaxBodyBytes:   s.Proxy.MaxBodyBytes,
-		RequestTimeout: time.Duration(s.Proxy.RequestTimeout),
-		MaxAttempts:    s.Proxy.Rotation.MaxAttempts,
-		Policy:         s.Proxy.Rotation.Policy,
+		Bind:              s.Proxy.Bind,
+		Port:              s.Proxy.Port,
+		ClientKey:         s.Proxy.ClientKey,
+		AllowedOrigins:    s.Proxy.AllowedOrigins,
+		MaxBodyBytes:      s.Proxy.MaxBodyBytes,
+		MemoryBudgetBytes: s.Proxy.MemoryBudgetBytes,
+		RequestTimeout:    time.Duration(s.Proxy.RequestTimeout),
+		MaxAttempts:       s.Proxy.Rotation.MaxAttempts,
+		Policy:            s.Proxy.Rotation.Policy,
 		// The setting says "on"; the proxy's zero value is on too.
 		NoSessionAffinity: !s.Proxy.Rotation.SessionAffinity,
 		// History keeps bodies when the setting says so; the proxy then captures them.

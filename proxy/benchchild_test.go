@@ -1,8 +1,8 @@
 package proxy
 
-// Child-process plumbing for BenchmarkConcurrency: the proxy under load runs
-// in a re-executed copy of this test binary so that its peak RSS (VmHWM) is
-// the proxy's alone, not the load generator's or the scripted upstream's.
+// Child-process plumbing for BenchmarkConcurrency and TestPeakRSSPerRequest: the
+// proxy under load runs in a re-executed copy of this test binary so that its peak
+// RSS (VmHWM) is the proxy's alone, not the load generator's or the upstream's.
 
 import (
 	"bytes"
@@ -104,6 +104,11 @@ func startBenchProxy(kind, upstream string) (base string, stop func(), err error
 		// through as they came (BenchmarkChatPassthrough800KB).
 		return startBenchLonghaul(Config{Port: 0, Compaction: CompactionConfig{ContextLimits: map[string]int{"gpt-*": benchContextLimit}}},
 			pool.Account{ID: 1, Label: "bench", Kind: pool.KindOpenAI, BaseURL: upstream + "/v1", Secret: "sk-bench-chat-account", Enabled: true})
+	case "longhaul-default":
+		// The settings a user starts with (no client key, the built-in windows), for what one
+		// request costs as users run it (TestPeakRSSPerRequest).
+		return startBenchLonghaul(Config{Port: 0},
+			pool.Account{ID: 1, Label: "bench", Kind: pool.KindAnthropic, BaseURL: upstream, Secret: "sk-ant-bench-upstream-0001", Enabled: true})
 	case "bare":
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -113,7 +118,7 @@ func startBenchProxy(kind, upstream string) (base string, stop func(), err error
 		go hs.Serve(ln) //nolint:errcheck // ErrServerClosed on stop
 		return "http://" + ln.Addr().String(), func() { hs.Close() }, nil
 	}
-	return "", nil, fmt.Errorf("unknown proxy kind %q (want bare, longhaul or longhaul-chat)", kind)
+	return "", nil, fmt.Errorf("unknown proxy kind %q (want bare, longhaul, longhaul-chat or longhaul-default)", kind)
 }
 
 // startBenchLonghaul starts Longhaul's proxy with cfg and the one account acct.

@@ -22,18 +22,20 @@ type chatRecall struct {
 type chatSpans struct{ first, second anthropic.Span }
 
 // chatMark is the walk's state after message count-1, which ends at end: what the messages so
-// far gave the peek.
+// far gave the peek. There is one per message, so it is kept small (int32: only bodies of up
+// to recall.MaxBody are marked).
 type chatMark struct {
-	end, count, maxToolResult int
+	end, count, maxToolResult int32
 	engine                    bool
 }
 
 // End is where the message ends (recall.Mark).
-func (m chatMark) End() int { return m.end }
+func (m chatMark) End() int { return int(m.end) }
 
-// scan starts one peek's use of the recall for a body of n bytes (nil: too small to pay).
+// scan starts one peek's use of the recall for a body of n bytes (nil: too small to pay, or
+// too large to keep).
 func (rc *chatRecall) scan(n int) *chatRecallScan {
-	if n < recall.MinBody {
+	if !recall.Kept(n) {
 		return nil
 	}
 	return &chatRecallScan{rc: rc}

@@ -33,6 +33,9 @@ type clientPeek struct {
 	engine        bool
 	// tools and toolBytes are the tool definitions' count and size (the tool inventory).
 	tools, toolBytes int
+	// messages is how many messages the body holds (Chat messages, Responses input items,
+	// Gemini contents): what the memory budget reserves for (budget.go).
+	messages int
 }
 
 // peekOpenAI reads a Chat Completions body (messages) or a Responses body (instructions,
@@ -48,6 +51,14 @@ func peekOpenAI(a *anthropic.Arriving, rs *chatRecallScan) (clientPeek, error) {
 		if string(k) == `"messages"` {
 			rs = rs.enter()
 			return p.walkChatMessages(a, vi, &first, &second, rs)
+		}
+		if string(k) == `"input"` && a.Has(vi+1) && b[vi] == '[' {
+			ve, err := countEntries(a, vi, "input", &p.messages)
+			if err == nil {
+				first = b[vi:ve]
+				p.engine = true // Responses is always translated (responsesClient.lazy)
+			}
+			return ve, err
 		}
 		ve, err := a.SkipValue(vi)
 		if err != nil {
@@ -91,14 +102,15 @@ func (p *clientPeek) walkChatMessages(a *anthropic.Arriving, i int, first, secon
 	return a.WalkArray(i, func(mi int) (int, error) {
 		if n == 0 && rs != nil {
 			if m, ok := rs.skip(a, mi); ok {
-				n, msgEngine = m.count, m.engine
-				p.maxToolResult = max(p.maxToolResult, m.maxToolResult)
+				n, msgEngine = int(m.count), m.engine
+				p.messages = n
+				p.maxToolResult = max(p.maxToolResult, int(m.maxToolResult))
 				p.engine = p.engine || m.engine
 				*first = rs.first.Of(b)
 				if n >= 2 {
 					*second = rs.second.Of(b)
 				}
-				return m.end, nil
+				return int(m.end), nil
 			}
 		}
 		was := p.engine
@@ -129,14 +141,17 @@ func (p *clientPeek) walkChatMessages(a *anthropic.Arriving, i int, first, secon
 		case 1:
 			*second = b[mi:me]
 		}
-		n++
+		if n++; n > anthropic.MaxMessages {
+			return 0, &anthropic.TooManyMessagesError{Field: "messages"}
+		}
+		p.messages = n
 		if string(role) == `"tool"` {
 			p.toolResult(content)
 		}
 		msgEngine = msgEngine || p.engine
 		p.engine = p.engine || was
 		if rs != nil {
-			rs.mark(chatMark{end: me, count: n, maxToolResult: p.maxToolResult, engine: msgEngine}, anthropic.Span{Start: mi, End: me})
+			rs.mark(chatMark{end: int32(me), count: int32(n), maxToolResult: int32(p.maxToolResult), engine: msgEngine}, anthropic.Span{Start: mi, End: me})
 		}
 		return me, nil
 	})
@@ -211,7 +226,10 @@ func (p *clientPeek) walkGeminiContents(a *anthropic.Arriving, i int, first *[]b
 		if n == 0 {
 			*first = turn
 		}
-		n++
+		if n++; n > anthropic.MaxMessages {
+			return 0, &anthropic.TooManyMessagesError{Field: "contents"}
+		}
+		p.messages = n
 		for _, m := range geminiEngineMarkers {
 			if bytes.Contains(turn, m) {
 				p.engine = true
@@ -224,6 +242,22 @@ func (p *clientPeek) walkGeminiContents(a *anthropic.Arriving, i int, first *[]b
 		}
 		return ce, nil
 	})
+}
+
+// countEntries walks the array at i, refusing more than anthropic.MaxMessages elements (each
+// may become a message), and returns where it ends; *count is set to how many it holds.
+func countEntries(a *anthropic.Arriving, i int, field string, count *int) (int, error) {
+	n := 0
+	end, err := a.WalkArray(i, func(vi int) (int, error) {
+		if n++; n > anthropic.MaxMessages {
+			return 0, &anthropic.TooManyMessagesError{Field: field}
+		}
+		return a.SkipValue(vi)
+	})
+	if err == nil {
+		*count = n
+	}
+	return end, err
 }
 
 // countTools adds the elements of a tools array.

@@ -52,6 +52,12 @@ func peekOpenAISlice(body []byte) (clientPeek, error) {
 		case "input":
 			first = v
 			p.engine = true
+			if len(v) > 0 && v[0] == '[' {
+				anthropic.EachElement(v, func([]byte) error { //nolint:errcheck // validated by the walk
+					p.messages++
+					return nil
+				})
+			}
 		case "instructions":
 			second = v
 		case "reasoning_effort", "reasoning":
@@ -94,6 +100,7 @@ func (p *clientPeek) walkChatMessagesSlice(b []byte, i int, first, second *[]byt
 			*second = b[mi:me]
 		}
 		n++
+		p.messages = n
 		if string(role) == `"tool"` {
 			p.toolResult(content)
 		}
@@ -146,6 +153,7 @@ func (p *clientPeek) walkGeminiContentsSlice(b []byte, i int, first *[]byte) (in
 			*first = turn
 		}
 		n++
+		p.messages = n
 		for _, m := range geminiEngineMarkers {
 			if bytes.Contains(turn, m) {
 				p.engine = true

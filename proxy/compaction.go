@@ -159,14 +159,14 @@ func (c *compactor) untouched(p anthropic.Peek, body []byte, tg target, session 
 	return limit, bound <= c.pipe.Thresholds().L1*float64(limit)
 }
 
-// compactRequest runs the pipeline on a /v1/messages body and records what it
-// did in ex. An error is a Layer-3 failure the client must be told about;
+// compactRequest runs the pipeline on a /v1/messages body (whose messages and blocks the peek
+// counted) and records what it did in ex. An error is a Layer-3 failure the client must be told about;
 // anything else that goes wrong leaves the body as it came.
-func (s *Server) compactRequest(ctx context.Context, c *compactor, ex *Exchange, body []byte, betas []string, tg target) (compact.Result, *Error) {
+func (s *Server) compactRequest(ctx context.Context, c *compactor, ex *Exchange, body []byte, counts anthropic.MessageStats, betas []string, tg target) (compact.Result, *Error) {
 	ctx = context.WithValue(ctx, parentExchangeKey{}, ex)
 	res, err := c.pipe.Run(ctx, compact.Input{
 		Body: body, Model: tg.model, Session: ex.SessionID, Betas: betas, Limit: tg.window.Tokens,
-		NoThinking: tg.noThinking,
+		NoThinking: tg.noThinking, Messages: counts.Count, Blocks: counts.Blocks,
 	})
 	ex.ContextLimit = res.Limit
 	ex.TokensBefore, ex.TokensAfter = res.Before.Calibrated, res.After.Calibrated

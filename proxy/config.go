@@ -23,6 +23,9 @@ type Config struct {
 	AllowedOrigins []string
 	// MaxBodyBytes caps request bodies; 0 means 32 MiB.
 	MaxBodyBytes int64
+	// MemoryBudgetBytes bounds the memory the requests in flight may reserve together, each
+	// for what its body, messages and blocks are reckoned to cost (budget.go); 0 means 1 GiB.
+	MemoryBudgetBytes int64
 	// RequestTimeout bounds a non-streaming request and the wait for a
 	// stream's first event; 0 means 10 minutes.
 	RequestTimeout time.Duration
@@ -88,6 +91,7 @@ type CompactionConfig struct {
 
 const (
 	defaultMaxBody        = 32 << 20
+	defaultMemoryBudget   = 1 << 30
 	defaultRequestTimeout = 10 * time.Minute
 	defaultMaxAttempts    = 3
 	defaultKeepAlive      = 15 * time.Second
@@ -104,6 +108,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = defaultMaxBody
+	}
+	if c.MemoryBudgetBytes <= 0 {
+		c.MemoryBudgetBytes = defaultMemoryBudget
 	}
 	if c.RequestTimeout <= 0 {
 		c.RequestTimeout = defaultRequestTimeout
@@ -132,6 +139,9 @@ func (c Config) Loopback() bool {
 
 // Validate reports a config the proxy must refuse to run with.
 func (c Config) Validate() error {
+	if c.MemoryBudgetBytes < 0 {
+		return fmt.Errorf("memory budget of %d bytes (proxy.memory_budget_bytes): must be 0 (the default) or more", c.MemoryBudgetBytes)
+	}
 	c = c.withDefaults()
 	if c.Port < 0 || c.Port > 65535 {
 		return fmt.Errorf("port %d out of range 1-65535", c.Port)

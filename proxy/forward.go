@@ -64,6 +64,9 @@ type call struct {
 	// (early.go).
 	early *earlySend
 	turn  *turnNote
+	// memory is the request's share of the memory budget (budget.go), given back when the
+	// handler returns.
+	memory reservation
 }
 
 // native reports whether an upstream speaks the client's protocol itself.
@@ -82,6 +85,8 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, cfg *Config, co
 		ex.ReplayOf = c.replay.Of
 	}
 	w.Header().Set("Longhaul-Request-Id", ex.ID)
+	c.memory = s.budget.open(cfg.MemoryBudgetBytes, c.proto)
+	defer c.memory.release()             // last: after every buffer below is let go
 	defer func() { c.early.abandon() }() // a send no attempt took
 	body, messages, peek, ok := s.inbound(w, r, cfg, comp, ex, c)
 	if !ok {

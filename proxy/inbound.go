@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -30,7 +31,7 @@ func (s *Server) inbound(w http.ResponseWriter, r *http.Request, cfg *Config, co
 			}
 		}
 	}
-	client, peek, rb, e := s.readBody(r, cfg.MaxBodyBytes, c.proto, foreign, sendEarly)
+	client, peek, rb, e := s.readBody(r, cfg.MaxBodyBytes, &c.memory, c.proto, foreign, sendEarly)
 	if e == nil {
 		ex.BytesIn = int64(len(client.buf))
 		ex.RequestRepeats = RequestRepeats{Exchange: rb.found.Tag, Bytes: rb.found.Shared}
@@ -116,7 +117,8 @@ func toolTokens(n int) int {
 	return int(float64(n) / 4 * (1 + compact.DefaultMargin))
 }
 
-// translateInbound translates a client's request into Messages and peeks at the result.
+// translateInbound translates a client's request into Messages and peeks at the result. The
+// translation is a second body, reserved against the memory budget with its blocks.
 func (s *Server) translateInbound(r *http.Request, c *call, client *requestBody) (*requestBody, anthropic.Peek, *Error) {
 	b, e := c.proto.toMessages(r, client.buf, &c.tr)
 	if e != nil {
@@ -126,6 +128,9 @@ func (s *Server) translateInbound(r *http.Request, c *call, client *requestBody)
 	if err != nil {
 		s.log.Warn("translated request does not parse", "protocol", c.proto.name(), "err", err)
 		return nil, peek, newError(http.StatusBadRequest, anthropic.InvalidRequestError, "cannot read the request: "+err.Error())
+	}
+	if e := c.memory.grow(costPerBodyByte*int64(len(b)) + itemsCost(0, peek.Messages.Blocks)); e != nil {
+		return nil, peek, e
 	}
 	return staticBody(b), peek, nil
 }
@@ -146,12 +151,13 @@ type recalledBody struct {
 // readBody buffers the request body within the limit (retries replay it) and peeks at it
 // while it arrives: a Messages request into the Peek it returns, skipping what it repeats of
 // a recent body (s.recall); another protocol's, when foreign is not nil, by proto into
-// *foreign.
+// *foreign. What the body will cost is reserved on mem before it is read (budget.go), and
+// what its messages and blocks will once the peek has counted them.
 //
 // sendEarly, when not nil, is called while the body arrives once it starts as a recent
 // request of the same protocol did, with that request's note and the buffer as it fills
 // (early.go).
-func (s *Server) readBody(r *http.Request, limit int64, proto clientProtocol, foreign *clientPeek, sendEarly func(*turnNote, *growingBody)) (*requestBody, anthropic.Peek, recalledBody, *Error) {
+func (s *Server) readBody(r *http.Request, limit int64, mem *reservation, proto clientProtocol, foreign *clientPeek, sendEarly func(*turnNote, *growingBody)) (*requestBody, anthropic.Peek, recalledBody, *Error) {
 	peekMessages := foreign == nil
 	tooLarge := bodyTooLarge(limit)
 	var rb recalledBody
@@ -162,6 +168,9 @@ func (s *Server) readBody(r *http.Request, limit int64, proto clientProtocol, fo
 	var peek anthropic.Peek
 	var err error
 	if r.ContentLength >= 0 {
+		if e := mem.grow(bodyCost(r.ContentLength)); e != nil {
+			return nil, peek, rb, e
+		}
 		body = s.bodies.get(int(r.ContentLength))
 		if peekMessages {
 			var src io.Reader = r.Body
@@ -194,25 +203,34 @@ func (s *Server) readBody(r *http.Request, limit int64, proto clientProtocol, fo
 			*foreign, err = proto.peek(anthropic.NewArriving(src, body.buf), rb.chat)
 		}
 	} else {
-		// Chunked upload: size unknown, so read it all, then peek.
-		var buf []byte
-		buf, err = io.ReadAll(io.LimitReader(r.Body, limit+1))
-		if err == nil && int64(len(buf)) > limit {
-			return nil, peek, rb, tooLarge
+		// Chunked upload: size unknown, so read it all, reserving as it grows, then peek.
+		if e := mem.grow(requestBaseCost); e != nil {
+			return nil, peek, rb, e
 		}
-		if err != nil {
+		var refused *Error
+		body, err = s.readChunked(r.Body, limit, mem)
+		switch {
+		case errors.Is(err, errBodyTooLarge):
+			return nil, peek, rb, tooLarge
+		case errors.As(err, &refused):
+			return nil, peek, rb, refused
+		case err != nil:
 			err = &anthropic.ReadError{Err: err}
-		} else {
-			body = s.bodies.get(len(buf))
-			copy(body.buf, buf)
-			if peekMessages {
-				peek, err = anthropic.PeekRequest(body.buf)
-			} else {
-				*foreign, err = proto.peek(anthropic.Arrived(body.buf), nil)
-			}
+		case peekMessages:
+			peek, err = anthropic.PeekRequest(body.buf)
+		default:
+			*foreign, err = proto.peek(anthropic.Arrived(body.buf), nil)
 		}
 	}
 	if err == nil {
+		items := itemsCost(peek.Messages.Count, peek.Messages.Blocks)
+		if !peekMessages {
+			items = itemsCost(foreign.messages, 0)
+		}
+		if e := mem.grow(items); e != nil {
+			body.release()
+			return nil, peek, rb, e
+		}
 		return body, peek, rb, nil
 	}
 	if body != nil {
@@ -220,6 +238,10 @@ func (s *Server) readBody(r *http.Request, limit int64, proto clientProtocol, fo
 	}
 	if anthropic.IsSyntaxError(err) {
 		return nil, peek, rb, newError(http.StatusBadRequest, anthropic.InvalidRequestError, "malformed JSON request body: "+err.Error())
+	}
+	var tooMany *anthropic.TooManyMessagesError
+	if errors.As(err, &tooMany) {
+		return nil, peek, rb, newError(http.StatusBadRequest, anthropic.InvalidRequestError, err.Error())
 	}
 	return nil, peek, rb, newError(statusClientClosed, "client_cancelled", err.Error())
 }

@@ -116,7 +116,7 @@ func (s *Server) compactStage(r *http.Request, cfg *Config, comp *compactor, ex 
 	if screened {
 		return messages, compact.Result{}, true, nil
 	}
-	res, e := s.compactRequest(r.Context(), comp, ex, messages.buf, betas, tg)
+	res, e := s.compactRequest(r.Context(), comp, ex, messages.buf, peek.Messages, betas, tg)
 	if e != nil {
 		ex.keepRequestBody(client, cfg.MaxCaptureBytes) // the original, for the record
 		return messages, res, false, e

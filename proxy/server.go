@@ -131,7 +131,9 @@ type Server struct {
 	// prefixes are the starts of recent requests of other protocols, for sending early.
 	prefixes recentPrefixes
 	// chats is the Chat Completions peek's recall (chatrecall.go).
-	chats    chatRecall
+	chats chatRecall
+	// budget is the memory the requests in flight reserved (budget.go).
+	budget   memoryBudget
 	handler  http.Handler
 	ui       atomic.Pointer[http.Handler] // Options.UI, or SetUI's; nil: /longhaul/ is not served
 	guard    *Guard

@@ -27,6 +27,10 @@ type ProxySettings struct {
 	// API from a browser; empty: none may.
 	AllowedOrigins []string `json:"allowed_origins"`
 	MaxBodyBytes   int64    `json:"max_body_bytes"`
+	// MemoryBudgetBytes bounds the memory the requests in flight may take together: each
+	// reserves what its body is reckoned to cost, and one that does not fit is refused (413
+	// when it alone is larger, 529 or 503 while others hold it). 0 means the default, 1 GiB.
+	MemoryBudgetBytes int64 `json:"memory_budget_bytes"`
 	// RequestTimeout bounds a whole non-stream request, and the header phase of a stream.
 	RequestTimeout      Duration             `json:"request_timeout" ts_type:"string"`
 	Rotation            RotationSettings     `json:"rotation"`
@@ -143,10 +147,11 @@ const (
 func DefaultSettings() Settings {
 	return Settings{
 		Proxy: ProxySettings{
-			Port:           8045,
-			Bind:           "127.0.0.1",
-			MaxBodyBytes:   32 * mib,
-			RequestTimeout: Duration(10 * time.Minute),
+			Port:              8045,
+			Bind:              "127.0.0.1",
+			MaxBodyBytes:      32 * mib,
+			MemoryBudgetBytes: gib,
+			RequestTimeout:    Duration(10 * time.Minute),
 			Rotation: RotationSettings{
 				Policy:          PolicyRoundRobin,
 				SessionAffinity: true,
@@ -222,6 +227,8 @@ func (s Settings) Validate() error {
 		{p.Port >= 1 && p.Port <= 65535, "proxy.port", "must be between 1 and 65535", nil},
 		{p.Bind == "localhost" || net.ParseIP(p.Bind) != nil, "proxy.bind", "must be an IP address or localhost", nil},
 		{p.MaxBodyBytes >= kib && p.MaxBodyBytes <= gib, "proxy.max_body_bytes", "must be between 1024 (1 KiB) and 1073741824 (1 GiB)", nil},
+		{p.MemoryBudgetBytes == 0 || p.MemoryBudgetBytes >= 16*mib && p.MemoryBudgetBytes <= 1<<40, "proxy.memory_budget_bytes",
+			"must be 0 (the default, 1 GiB) or between 16777216 (16 MiB) and 1099511627776 (1 TiB)", nil},
 		{p.RequestTimeout > 0, "proxy.request_timeout", "must be greater than 0", nil},
 		{slices.Contains([]string{PolicyRoundRobin, PolicyFillFirst, PolicyLeastUsed, PolicyWeighted}, p.Rotation.Policy),
 			"proxy.rotation.policy", "must be one of round-robin, fill-first, least-used, weighted", nil},

@@ -97,6 +97,8 @@ func TestSetSettingRejectsInvalidAndWritesNothing(t *testing.T) {
 		{"timeout without unit", "proxy.request_timeout", "10", "proxy.request_timeout"},
 		{"bool not a bool", "app.autostart", "yes please", "app.autostart"},
 		{"tiny body limit", "proxy.max_body_bytes", "100", "proxy.max_body_bytes"},
+		{"tiny memory budget", "proxy.memory_budget_bytes", "1048576", "proxy.memory_budget_bytes"},
+		{"negative memory budget", "proxy.memory_budget_bytes", "-1", "proxy.memory_budget_bytes"},
 		{"unknown language", "app.language", "fr", "app.language"},
 		{"client key too short", "proxy.client_key", "fifteen-chars15", "proxy.client_key"},
 		{"context limit entry zero", "proxy.context_limits.claude-opus-4*", "0", "proxy.context_limits.claude-opus-4*"},
@@ -169,7 +171,7 @@ func TestEveryKeyCanBeGetAndSetToItsOwnValue(t *testing.T) {
 	keys := SettingKeys()
 	// Every setting the README documents (maps and lists count as one key); later settings come on top.
 	for _, want := range []string{
-		"proxy.port", "proxy.bind", "proxy.client_key", "proxy.max_body_bytes", "proxy.request_timeout",
+		"proxy.port", "proxy.bind", "proxy.client_key", "proxy.max_body_bytes", "proxy.memory_budget_bytes", "proxy.request_timeout",
 		"proxy.rotation.policy", "proxy.rotation.session_affinity", "proxy.rotation.max_attempts",
 		"proxy.model_map", "proxy.context_limits",
 		"proxy.experimental.enable_signature_cache", "proxy.experimental.enable_tool_loop_recovery",
@@ -398,6 +400,7 @@ func TestValidationFieldsAreSettingKeys(t *testing.T) {
 		"port":    func(s *Settings) { s.Proxy.Port = -1 },
 		"bind":    func(s *Settings) { s.Proxy.Bind = "" },
 		"body":    func(s *Settings) { s.Proxy.MaxBodyBytes = 2 << 30 },
+		"budget":  func(s *Settings) { s.Proxy.MemoryBudgetBytes = 1 },
 		"limit":   func(s *Settings) { s.Proxy.DefaultContextLimit = 0 },
 		"rounds":  func(s *Settings) { s.Compaction.KeepToolRounds = 0 },
 		"protect": func(s *Settings) { s.Compaction.ProtectLastMessages = 0 },

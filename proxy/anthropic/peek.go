@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 )
 
@@ -112,6 +113,9 @@ func peek(s *scanner) (Peek, error) {
 						p.FirstMessageSpan = Span{start, s.i}
 					}
 					ms.next(Span{start, s.i})
+					if err == nil && ms.stats.Count > MaxMessages {
+						return &TooManyMessagesError{Field: "messages"}
+					}
 					if s.recall != nil && err == nil {
 						s.recall.mark(s.i, &ms)
 					}
@@ -180,4 +184,21 @@ func WithModel(body []byte, span Span, model string) []byte {
 	quoted, _ := json.Marshal(model) //nolint:errcheck // a string always encodes
 	buf := make([]byte, 0, len(body)-(span.End-span.Start)+len(quoted))
 	return append(append(append(buf, body[:span.Start]...), quoted...), body[span.End:]...)
+}
+
+// MaxMessages is the most messages a request may hold: the Messages API's own limit ("There is
+// a limit of 100,000 messages in a single request"), which every upstream request of the proxy
+// is translated from or into. A peek refuses more as soon as it has counted them, before the
+// rest of the body arrives: everything after the peek (the recall, a translation, the
+// compaction engine) keeps something per message, and a body of one-letter messages has one
+// every 30 bytes (the security issue: 900k of them in 29 MB took the process to 21x the body).
+const MaxMessages = 100_000
+
+// TooManyMessagesError is a request with more than MaxMessages messages (or, in another
+// protocol, entries of what becomes messages: Chat messages, Responses input items, Gemini
+// contents). Field names them as the client's protocol does.
+type TooManyMessagesError struct{ Field string }
+
+func (e *TooManyMessagesError) Error() string {
+	return fmt.Sprintf("%s: more than %d entries; a request may hold at most %d messages (the Messages API's limit)", e.Field, MaxMessages, MaxMessages)
 }

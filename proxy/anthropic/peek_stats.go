@@ -9,6 +9,8 @@ import "bytes"
 // MessageStats are counts gathered from messages while peeking.
 type MessageStats struct {
 	Count int
+	// Blocks counts the content blocks of the messages (not those inside a tool result).
+	Blocks int
 	// LastSpans are the last two messages (LastSpans[1] the very last).
 	LastSpans [2]Span
 	// MaxToolContent is the largest content value of a block inside a
@@ -73,7 +75,10 @@ func (s *scanner) message(depth int, ms *msgScan) error {
 	}
 	return s.object(depth, func(key []byte) error {
 		if string(key) == "content" && s.more() && s.b[s.i] == '[' {
-			return s.arrayEach(depth+1, func() error { return s.block(depth+2, ms, false) })
+			return s.arrayEach(depth+1, func() error {
+				ms.stats.Blocks++
+				return s.block(depth+2, ms, false)
+			})
 		}
 		return s.value(depth + 1)
 	})

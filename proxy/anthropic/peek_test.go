@@ -399,7 +399,7 @@ func TestPeekMessageStats(t *testing.T) {
 		t.Fatal(err)
 	}
 	ms := p.Messages
-	want := MessageStats{Count: 4, Images: 3, ToolImages: 1, Thinking: 2, Signed: 1, Redacted: 1, SavedNotice: true, LastSpans: ms.LastSpans,
+	want := MessageStats{Count: 4, Blocks: 9, Images: 3, ToolImages: 1, Thinking: 2, Signed: 1, Redacted: 1, SavedNotice: true, LastSpans: ms.LastSpans,
 		MaxToolContent: len(`"Saved to /x; ` + strings.Repeat("y", 300) + `"`)}
 	if ms != want {
 		t.Errorf("Messages = %+v;\nwant %+v", ms, want)
@@ -418,5 +418,53 @@ func TestPeekMessageStats(t *testing.T) {
 	last := `{"messages":[{"role":"user","content":[{"type":"tool_result","content":[{"type":"image","source":{}}]}]}]}`
 	if p, _ := PeekRequest([]byte(last)); p.Messages.ToolImages != 0 || p.Messages.Images != 1 {
 		t.Errorf("last-message image: %+v; want Images 1, ToolImages 0", p.Messages)
+	}
+}
+
+// chunkReader returns at most n bytes a read and counts what it gave.
+type chunkReader struct {
+	b    []byte
+	n    int
+	read int
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if r.read == len(r.b) {
+		return 0, io.EOF
+	}
+	k := copy(p[:min(len(p), r.n)], r.b[r.read:])
+	r.read += k
+	return k, nil
+}
+
+// More messages than the Messages API takes are refused as soon as the peek has counted them,
+// without reading the rest of the body.
+func TestPeekRefusesTooManyMessages(t *testing.T) {
+	body := func(n int) []byte {
+		var b bytes.Buffer
+		b.WriteString(`{"model":"m","messages":[`)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(`{"role":"user","content":"a"}`)
+		}
+		b.WriteString(`],"max_tokens":1}`)
+		return b.Bytes()
+	}
+	if p, err := PeekRequest(body(MaxMessages)); err != nil || p.Messages.Count != MaxMessages {
+		t.Fatalf("PeekRequest of %d messages = %d messages, %v; want them read", MaxMessages, p.Messages.Count, err)
+	}
+	over := append(body(MaxMessages+1), bytes.Repeat([]byte(" "), 1<<20)...)
+	var tooMany *TooManyMessagesError
+	if _, err := PeekRequest(over); !errors.As(err, &tooMany) {
+		t.Fatalf("PeekRequest of %d messages: %v; want a TooManyMessagesError", MaxMessages+1, err)
+	}
+	r := &chunkReader{b: over, n: 4 << 10}
+	if _, _, _, err := NewRecall().ReadAndPeek(r, make([]byte, len(over)), nil); !errors.As(err, &tooMany) {
+		t.Fatalf("ReadAndPeek of %d messages: %v; want a TooManyMessagesError", MaxMessages+1, err)
+	}
+	if r.read > len(over)-(1<<20)+r.n {
+		t.Errorf("ReadAndPeek read %d of %d bytes; want it stopped at the message over the limit", r.read, len(over))
 	}
 }

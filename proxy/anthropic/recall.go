@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"io"
+	"slices"
 
 	"longhaul/proxy/recall"
 )
@@ -19,26 +20,76 @@ import (
 
 // Recall is safe for concurrent use. The zero value is not usable; use NewRecall.
 type Recall struct {
-	mem recall.Memory[mark, Span] // Info: the first message's span
+	mem recall.Memory[mark, markInfo]
 }
 
 // NewRecall returns an empty Recall.
 func NewRecall() *Recall { return &Recall{} }
 
-// mark is the message scan's state right after a message that ends at end.
+// mark is the message scan's state right after a message, in 16 bytes: the message's span
+// (with the previous mark's, the state's last two spans; the marks' count is its message
+// count) and which entry of the body's counter table holds the rest. A full msgScan is 120
+// bytes, and a body of one-letter messages has a message every 30 bytes: marks of whole states
+// took four times the body (the security issue of 900k messages in 29 MB). Offsets fit in
+// int32: only bodies of up to recall.MaxBody are marked.
 type mark struct {
-	end int
-	ms  msgScan
+	start, end int32
+	counters   int32
+	blocks     int32 // MessageStats.Blocks, which most messages change
 }
 
 // End is where the message ends (recall.Mark).
-func (m mark) End() int { return m.end }
+func (m mark) End() int { return int(m.end) }
+
+func (m mark) span() Span { return Span{int(m.start), int(m.end)} }
+
+// markInfo is what a remembered body keeps beside its marks: its first message's span and the
+// counter table the marks index. A new entry is added only when the counters change, which
+// most messages do not.
+type markInfo struct {
+	first    Span
+	counters []scanCounters
+}
+
+// scanCounters is a msgScan but for its message count and last spans, which the marks hold.
+type scanCounters struct {
+	maxToolContent, images, toolImages, thinking, signed, redacted int32
+	heldToolImages, heldSaved                                      int32
+	savedNotice                                                    bool
+}
+
+func countersOf(ms *msgScan) scanCounters {
+	st := &ms.stats
+	return scanCounters{
+		maxToolContent: int32(st.MaxToolContent), images: int32(st.Images), toolImages: int32(st.ToolImages),
+		thinking: int32(st.Thinking), signed: int32(st.Signed), redacted: int32(st.Redacted),
+		heldToolImages: int32(ms.toolImages), heldSaved: int32(ms.saved), savedNotice: st.SavedNotice,
+	}
+}
+
+// scanAfter is the msgScan after the last of marks, whose counters are in table.
+func scanAfter(marks []mark, table []scanCounters) msgScan {
+	k := len(marks) - 1
+	c := table[marks[k].counters]
+	ms := msgScan{
+		stats: MessageStats{
+			Count: len(marks), Blocks: int(marks[k].blocks), MaxToolContent: int(c.maxToolContent), Images: int(c.images), ToolImages: int(c.toolImages),
+			Thinking: int(c.thinking), Signed: int(c.signed), Redacted: int(c.redacted), SavedNotice: c.savedNotice,
+		},
+		toolImages: int(c.heldToolImages), saved: int(c.heldSaved),
+	}
+	ms.stats.LastSpans[1] = marks[k].span()
+	if k > 0 {
+		ms.stats.LastSpans[0] = marks[k-1].span()
+	}
+	return ms
+}
 
 // Marks is what a peek learnt of a body that Remember needs: where its messages start and
 // end, and the scan's state after each.
 type Marks struct {
 	start int
-	first Span
+	info  markInfo
 	marks []mark
 }
 
@@ -66,7 +117,7 @@ type Recollection struct {
 func (rc *Recall) ReadAndPeek(r io.Reader, body []byte, onFound func(Recollection)) (Peek, Recollection, *Marks, error) {
 	s := &scanner{b: body, r: r}
 	var rs *recallScan
-	if len(body) >= recall.MinBody {
+	if recall.Kept(len(body)) {
 		rs = &recallScan{rc: rc, onFound: onFound}
 		s.recall = rs
 	}
@@ -96,7 +147,7 @@ func (rc *Recall) Remember(tag string, note any, body []byte, m *Marks, found Re
 	if found.Shared > 0 {
 		repeats = found.Tag
 	}
-	rc.mem.Remember(&recall.Entry[mark, Span]{Tag: tag, Note: note, Body: body, Start: m.start, Marks: m.marks, Info: m.first, Release: release}, repeats)
+	rc.mem.Remember(&recall.Entry[mark, markInfo]{Tag: tag, Note: note, Body: body, Start: m.start, Marks: m.marks, Info: m.info, Release: release}, repeats)
 }
 
 // Forget drops every remembered body (their release runs once nothing reads them).
@@ -136,9 +187,9 @@ func (rs *recallScan) skip(s *scanner, ms *msgScan) (Span, bool) {
 		}
 		return s.n >= n
 	}
-	var onFirst func(recall.Found[mark, Span])
+	var onFirst func(recall.Found[mark, markInfo])
 	if rs.onFound != nil {
-		onFirst = func(f recall.Found[mark, Span]) {
+		onFirst = func(f recall.Found[mark, markInfo]) {
 			rs.onFound(Recollection{Tag: f.Tag, Note: f.Note, Shared: f.Shared})
 		}
 	}
@@ -147,18 +198,26 @@ func (rs *recallScan) skip(s *scanner, ms *msgScan) (Span, bool) {
 		return Span{}, false
 	}
 	last := f.Marks[len(f.Marks)-1]
-	s.i = last.end
-	*ms = last.ms
+	s.i = int(last.end)
+	*ms = scanAfter(f.Marks, f.Info.counters)
 	rs.found = Recollection{Tag: f.Tag, Note: f.Note, Shared: s.i}
-	rs.marks.first = f.Info
+	// The table is the entry's: clipped, so this scan's appends copy it instead of writing
+	// into what another scan may read.
+	rs.marks.info = markInfo{first: f.Info.first, counters: slices.Clip(f.Info.counters[:last.counters+1])}
 	rs.marks.marks = f.Marks
-	return f.Info, true
+	return f.Info.first, true
 }
 
 // mark records the state after a message the scan read itself.
 func (rs *recallScan) mark(end int, ms *msgScan) {
-	if len(rs.marks.marks) == 0 {
-		rs.marks.first = ms.stats.LastSpans[1]
+	m := &rs.marks
+	if len(m.marks) == 0 {
+		m.info.first = ms.stats.LastSpans[1]
 	}
-	rs.marks.marks = append(rs.marks.marks, mark{end: end, ms: *ms})
+	c := countersOf(ms)
+	if n := len(m.info.counters); n == 0 || m.info.counters[n-1] != c {
+		m.info.counters = append(m.info.counters, c)
+	}
+	m.marks = append(m.marks, mark{start: int32(ms.stats.LastSpans[1].Start), end: int32(end),
+		counters: int32(len(m.info.counters) - 1), blocks: int32(ms.stats.Blocks)})
 }

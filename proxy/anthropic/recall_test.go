@@ -217,3 +217,22 @@ func FuzzRecall(f *testing.F) {
 		}
 	})
 }
+
+// A body too large to be remembered is not marked: its marks would only be thrown away.
+func TestRecallMarksOnlyWhatItMayKeep(t *testing.T) {
+	var msgs []string
+	msg := `{"role":"user","content":"` + strings.Repeat("a", 200) + `"}`
+	for n := 0; n*len(msg) < recall.MaxBody; n++ {
+		msgs = append(msgs, msg)
+	}
+	rc := NewRecall()
+	for _, body := range [][]byte{conversation("Be brief.", msgs), conversation("Be brief.", rounds(25, false))} {
+		_, _, m, err := rc.ReadAndPeek(bytes.NewReader(body), make([]byte, len(body)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kept := recall.Kept(len(body)); (m != nil) != kept {
+			t.Errorf("a body of %d bytes has marks %v; want them only when it may be kept (%v)", len(body), m != nil, kept)
+		}
+	}
+}

@@ -151,3 +151,50 @@ func FuzzParseRequest(f *testing.F) {
 		}
 	})
 }
+
+// Encode reserves what it writes: a request cut to a few messages does not take a buffer the
+// size of the one received.
+func TestEncodeReservesWhatItWrites(t *testing.T) {
+	body := []byte(`{"model":"m","messages":[` + strings.Repeat(`{"role":"user","content":"aaaaaaaa"},`, 10_000) + `{"role":"user","content":"last"}],"max_tokens":1}`)
+	r, err := ParseRequest(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Messages = r.Messages[len(r.Messages)-2:]
+	out := r.Encode()
+	if n := r.encodedSize(); n < len(out) || n > 2*len(out) {
+		t.Errorf("encodedSize = %d for an encoding of %d bytes; want at least that and not far more", n, len(out))
+	}
+}
+
+// A request parsed with the peek's counts is the one ParseRequest gives, its blocks in one
+// array that no message's append can write into another's.
+func TestParseRequestCountedIsParseRequest(t *testing.T) {
+	body := []byte(`{"model":"m","messages":[` +
+		`{"role":"user","content":[{"type":"text","text":"look"},{"type":"image","source":{"type":"base64","data":"iVBORw0"}}]},` +
+		`{"role":"assistant","content":[]},` +
+		`{"role":"assistant","content":"plain"},` +
+		`{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"EqSig"},{"type":"tool_use","id":"t1","name":"Read","input":{}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"x"}]}]}]}`)
+	p, err := PeekRequest(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ParseRequest(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, counts := range [][2]int{{p.Messages.Count, p.Messages.Blocks}, {1, 1}, {100, 100}} {
+		got, err := ParseRequestCounted(body, counts[0], counts[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.Messages, want.Messages) {
+			t.Fatalf("ParseRequestCounted(%v) = %+v;\nParseRequest gives %+v", counts, got.Messages, want.Messages)
+		}
+		got.Messages[0].Blocks = append(got.Messages[0].Blocks, TextBlock("more"))
+		if !reflect.DeepEqual(got.Messages[3], want.Messages[3]) {
+			t.Fatalf("appending to message 0's blocks changed message 3: %+v", got.Messages[3])
+		}
+	}
+}

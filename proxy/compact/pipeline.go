@@ -124,6 +124,9 @@ type Input struct {
 	// Limit is the context window to compact for; 0 = the Limits table's for Model and Betas.
 	// The proxy sets it when it knows better (a window an upstream revealed).
 	Limit int
+	// Messages and Blocks are how many messages and content blocks Body holds, when the caller
+	// has counted them (the peek does); 0 = unknown. The parse then makes its lists once.
+	Messages, Blocks int
 }
 
 // Stats reports one step that changed the request.
@@ -166,7 +169,7 @@ func (r Result) Ratio() float64 { return float64(r.After.Calibrated) / float64(m
 // above its threshold after the cheaper ones ran. A Layer-3 failure returns
 // an error wrapping ErrSummaryFailed together with the Result so far.
 func (p *Pipeline) Run(ctx context.Context, in Input) (Result, error) {
-	req, err := anthropic.ParseRequest(in.Body)
+	req, err := anthropic.ParseRequestCounted(in.Body, in.Messages, in.Blocks)
 	if err != nil {
 		return Result{Body: in.Body}, err
 	}

@@ -70,11 +70,15 @@ func RepairSignatures(r *anthropic.Request, src SignatureSource, session, family
 			lastAssistant = i
 		}
 	}
+	// out is the new message list, made at the first message that changes: most requests
+	// change none, and a copy of every message is 112 bytes each.
+	var out []anthropic.Message
 	changed := false
-	out := r.Messages[:0:0]
 	for i, m := range r.Messages {
 		if m.Role != "assistant" || m.IsString || !hasThinking(m.Blocks) {
-			out = append(out, m)
+			if changed {
+				out = append(out, m)
+			}
 			continue
 		}
 		var keep []anthropic.Block
@@ -113,10 +117,15 @@ func RepairSignatures(r *anthropic.Request, src SignatureSource, session, family
 			}
 		}
 		if !edited {
-			out = append(out, m)
+			if changed {
+				out = append(out, m)
+			}
 			continue
 		}
-		changed = true
+		if !changed {
+			changed = true
+			out = append(make([]anthropic.Message, 0, len(r.Messages)), r.Messages[:i]...)
+		}
 		if !hasContent(keep) {
 			continue // nothing but thinking was there
 		}

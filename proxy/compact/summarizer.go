@@ -34,6 +34,9 @@ Write only an XML document of this shape, thorough on technical detail:
 const (
 	DefaultSummaryMaxTokens   = 8192
 	DefaultSummaryResultChars = 2000 // characters of each tool result shown to the summary model
+	// DefaultSummaryTranscriptBytes bounds the transcript: about 150k tokens of English text,
+	// what a 200k-token summary model reads beside the instructions and its reply.
+	DefaultSummaryTranscriptBytes = 512 << 10
 )
 
 // HTTPSummarizer asks a model over the Anthropic Messages API for the
@@ -47,6 +50,8 @@ type HTTPSummarizer struct {
 	Model       string // a small fast model
 	MaxTokens   int    // 0 = DefaultSummaryMaxTokens
 	ResultChars int    // 0 = DefaultSummaryResultChars
+	// MaxTranscriptBytes bounds the transcript (see transcript); 0 = DefaultSummaryTranscriptBytes.
+	MaxTranscriptBytes int
 	// Transport sends the call; nil: http.DefaultTransport. Cancel through ctx. A RoundTripper
 	// and not an http.Client: it follows no redirect, so the key goes to BaseURL only (a
 	// redirect comes back as a SummaryHTTPError with its 3xx status).
@@ -171,25 +176,60 @@ func (s *HTTPSummarizer) post(ctx context.Context, body []byte) (int, http.Heade
 	return resp.StatusCode, resp.Header, data, nil
 }
 
-// transcript renders the history as tagged text for the summary model.
+// transcript renders the history as tagged text for the summary model, in at most
+// MaxTranscriptBytes (about): the first message, which states the task, and as many of the
+// latest as fit, with a line saying how many between them were left out. A history longer
+// than the summary model's window could never be summarised whole, and rendering it whole
+// cost several times the request (a 29 MB request of 100k messages rendered a 26 MB transcript,
+// then JSON-encoded it again).
 func (s *HTTPSummarizer) transcript(h History) string {
 	limit := s.ResultChars
 	if limit <= 0 {
 		limit = DefaultSummaryResultChars
 	}
+	budget := s.MaxTranscriptBytes
+	if budget <= 0 {
+		budget = DefaultSummaryTranscriptBytes
+	}
+	msgs := h.Messages
+	// The first message gets up to an eighth of the budget; the latest take the rest, rendered
+	// newest first into one buffer until the next would not fit.
+	var head boundedText
+	if len(msgs) > 0 {
+		head.max = budget / 8
+		writeMessage(&head, &msgs[0], limit)
+	}
+	tail := boundedText{max: budget - head.b.Len()}
+	starts := make([]int, 0, min(len(msgs), 64))
+	from := len(msgs)
+	for i := len(msgs) - 1; i >= 1; i-- {
+		at := tail.b.Len()
+		writeMessage(&tail, &msgs[i], limit)
+		if tail.full && len(starts) > 0 { // the newest is kept, cut; an older one that does not fit is left out
+			tail.b.Truncate(at)
+			break
+		}
+		starts = append(starts, at)
+		from = i
+		if tail.full {
+			break
+		}
+	}
 	var b strings.Builder
+	b.Grow(head.b.Len() + tail.b.Len() + len(h.LatestSignature) + 256)
 	b.WriteString("Summarise this conversation between a user and a coding agent.\n\n<transcript>\n")
-	for i := range h.Messages {
-		m := &h.Messages[i]
-		fmt.Fprintf(&b, "<message role=%q>\n", m.Role)
-		if m.IsString {
-			b.WriteString(m.Text())
-			b.WriteByte('\n')
+	b.Write(head.b.Bytes())
+	if left := from - 1; left > 0 {
+		fmt.Fprintf(&b, "[%d messages here are left out: the transcript is cut to what the summary model can read]\n", left)
+	}
+	// starts[k] is where the k-th newest message begins; it ends where the next older begins.
+	rendered := tail.b.Bytes()
+	for k := len(starts) - 1; k >= 0; k-- {
+		end := len(rendered)
+		if k+1 < len(starts) {
+			end = starts[k+1]
 		}
-		for _, blk := range m.Blocks {
-			writeBlock(&b, blk, limit)
-		}
-		b.WriteString("</message>\n")
+		b.Write(rendered[starts[k]:end])
 	}
 	b.WriteString("</transcript>\n\n<latest_thinking_signature_value>")
 	b.WriteString(h.LatestSignature)
@@ -197,11 +237,53 @@ func (s *HTTPSummarizer) transcript(h History) string {
 	return b.String()
 }
 
-func writeBlock(b *strings.Builder, blk anthropic.Block, limit int) {
+// boundedText is a buffer that takes at most max bytes: past them it drops the rest and is
+// full, so one huge message cannot make the transcript huge.
+type boundedText struct {
+	b    bytes.Buffer
+	max  int
+	full bool
+}
+
+func (t *boundedText) WriteString(s string) {
+	if n := t.max - t.b.Len(); len(s) > n {
+		n = max(n, 0)
+		for n > 0 && !utf8.RuneStart(s[n]) { // cut between characters
+			n--
+		}
+		s, t.full = s[:n], true
+	}
+	t.b.WriteString(s)
+}
+
+func (t *boundedText) Write(p []byte) (int, error) {
+	t.WriteString(string(p))
+	return len(p), nil
+}
+
+func writeMessage(b *boundedText, m *anthropic.Message, limit int) {
+	fmt.Fprintf(b, "<message role=%q>\n", m.Role)
+	if m.IsString {
+		b.WriteString(m.Text())
+		b.WriteString("\n")
+	}
+	for _, blk := range m.Blocks {
+		if b.full {
+			break
+		}
+		writeBlock(b, blk, limit)
+	}
+	if b.full {
+		b.b.WriteString("…[cut]\n") // past max: the message must still be closed
+	}
+	b.b.WriteString("</message>\n")
+}
+
+func writeBlock(b *boundedText, blk anthropic.Block, limit int) {
 	switch blk.Type {
 	case "text":
 		b.WriteString(blk.Text())
-		b.WriteByte('\n')
+		b.WriteString("\n")
 	case "thinking", "redacted_thinking":
 		// Reasoning is not part of what must be remembered, and is often elided.
 	case "tool_use", "server_tool_use":

@@ -3,6 +3,7 @@ package compact
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -65,5 +66,55 @@ func TestPipelineWithHTTPSummarizer(t *testing.T) {
 	}
 	if n := len(up.Requests()); n != 1 {
 		t.Errorf("summary model called %d times for 3 identical requests; want 1", n)
+	}
+}
+
+// A history longer than the summary model can read is cut: the first message (the task) and
+// the latest, in order, within the bound, whatever one message holds.
+func TestSummaryTranscriptIsBounded(t *testing.T) {
+	var msgs []string
+	for i := range 2000 {
+		role := "user"
+		if i%2 == 1 {
+			role = "assistant"
+		}
+		msgs = append(msgs, fmt.Sprintf(`{"role":%q,"content":"message %d %s"}`, role, i, strings.Repeat("x", 100)))
+	}
+	huge := `{"role":"user","content":"` + strings.Repeat("y", 1<<20) + `"}`
+	for _, tc := range []struct {
+		name   string
+		msgs   []string
+		budget int
+	}{
+		{"many messages", msgs, 32 << 10},
+		{"one huge message last", append(msgs[:10:10], huge), 32 << 10},
+		{"one huge message first", append([]string{huge}, msgs[:10]...), 32 << 10},
+		{"everything fits", msgs[:20], 32 << 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := mustParse(t, []byte(`{"model":"m","messages":[`+strings.Join(tc.msgs, ",")+`]}`))
+			s := &HTTPSummarizer{MaxTranscriptBytes: tc.budget}
+			tr := s.transcript(History{Messages: r.Messages})
+			if len(tr) > tc.budget+1024 {
+				t.Errorf("transcript of %d bytes; want at most about %d", len(tr), tc.budget)
+			}
+			first, last := r.Messages[0].Text(), r.Messages[len(r.Messages)-1].Text()
+			if !strings.Contains(tr, first[:min(len(first), 100)]) || !strings.Contains(tr, last[:min(len(last), 100)]) {
+				t.Errorf("transcript lacks the first or the last message:\n%.500s", tr)
+			}
+			cut := strings.Contains(tr, "left out")
+			if wantCut := tc.name == "many messages" || tc.name == "one huge message last"; cut != wantCut {
+				t.Errorf("transcript says messages were left out: %v; want %v", cut, wantCut)
+			}
+			prev := -1
+			for i := range len(tc.msgs) {
+				if at := strings.Index(tr, fmt.Sprintf("message %d ", i)); at >= 0 {
+					if at < prev {
+						t.Fatalf("message %d is out of order in the transcript", i)
+					}
+					prev = at
+				}
+			}
+		})
 	}
 }

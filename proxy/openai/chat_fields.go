@@ -94,17 +94,21 @@ func parseChatFields(obj []byte) (chatFields, error) {
 
 // chatEachElement reads a JSON array of objects in one pass, calling fn with
 // each element's raw bytes and members. A malformed array is a plain error;
-// fn's errors are returned as they are.
+// fn's errors are returned as they are. f is the same for every element, cleared
+// before each: fn must not keep it (its fields, slices of arr, it may). Fields of
+// every member a Chat object may have are 744 bytes, and a fresh one per element
+// went to the heap: 69 MB for 100k messages.
 func chatEachElement(arr []byte, fn func(i int, raw []byte, f *chatFields) error) error {
 	if len(arr) == 0 || arr[0] != '[' {
 		return errors.New("expected an array")
 	}
 	n := 0
+	var f chatFields
 	_, err := anthropic.WalkArray(arr, 0, func(vi int) (int, error) {
 		if vi >= len(arr) || arr[vi] != '{' {
 			return 0, fmt.Errorf("expected an object at byte %d", vi)
 		}
-		var f chatFields
+		f = chatFields{}
 		end, err := anthropic.WalkObject(arr, vi, func(k []byte, ki int) (int, error) {
 			ve, err := anthropic.SkipValue(arr, ki)
 			if err != nil {

@@ -142,18 +142,24 @@ func (s *ResponsesStore) drop(el *list.Element) {
 // messages of the Messages request that produced it, then its reply as an
 // assistant message. request is the translated request (with any previous
 // conversation already expanded), reply a Messages reply body.
+//
+// The messages are read as they are in request, without parsing them into blocks: only their
+// bytes are kept.
 func ResponsesConversationAfter(request, reply []byte) (ResponsesConversation, error) {
-	req, err := anthropic.ParseRequest(request)
-	if err != nil {
-		return ResponsesConversation{}, fmt.Errorf("conversation after a response: %w", err)
+	messages := anthropic.MemberValue(request, "messages")
+	if len(messages) == 0 || messages[0] != '[' {
+		return ResponsesConversation{}, fmt.Errorf("conversation after a response: the request has no messages")
 	}
 	content := anthropic.MemberValue(reply, "content")
 	if len(content) == 0 || content[0] != '[' {
 		return ResponsesConversation{}, fmt.Errorf("conversation after a response: the reply has no content")
 	}
-	msgs := make([]json.RawMessage, 0, len(req.Messages)+1)
-	for i := range req.Messages {
-		msgs = append(msgs, req.Messages[i].Raw())
+	var msgs []json.RawMessage
+	if err := anthropic.EachElement(messages, func(m []byte) error {
+		msgs = append(msgs, m)
+		return nil
+	}); err != nil {
+		return ResponsesConversation{}, fmt.Errorf("conversation after a response: %w", err)
 	}
 	last := make([]byte, 0, len(content)+32)
 	last = append(last, `{"role":"assistant","content":`...)

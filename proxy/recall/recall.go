@@ -18,12 +18,17 @@ import (
 
 // Bounds of a Memory. A body below MinBody is peeked in microseconds; the rest keep at most
 // MaxEntries bodies and maxBytes of them (one conversation usually holds one entry: a body that
-// repeats an entry replaces it).
+// repeats an entry replaces it). A body above MaxBody is never kept, so a peek need not mark
+// it: its marks would be thrown away, and a body of tiny messages has one per 30 bytes.
 const (
 	MinBody    = 64 << 10
+	MaxBody    = maxBytes / 2
 	MaxEntries = 8
 	maxBytes   = 16 << 20
 )
+
+// Kept reports whether a body of n bytes may be remembered: whether a peek should mark it.
+func Kept(n int) bool { return n >= MinBody && n <= MaxBody }
 
 // Mark is a peek's state right after a message: End is where that message ends.
 type Mark interface{ End() int }
@@ -82,7 +87,7 @@ type Memory[M Mark, I any] struct {
 // place; past the bounds the oldest entries go. An entry without marks, or too large to keep,
 // is released at once.
 func (m *Memory[M, I]) Remember(e *Entry[M, I], repeats string) {
-	if len(e.Marks) == 0 || len(e.Body) > maxBytes/2 {
+	if len(e.Marks) == 0 || len(e.Body) > MaxBody {
 		if e.Release != nil {
 			e.Release()
 		}

@@ -416,6 +416,7 @@ export const en = {
     proxy_client_key: { label: 'Client key', help: 'At least 16 characters (longhaul settings set proxy.client_key --generate makes one). Clients must send it (x-api-key or Bearer); empty: none.' },
     proxy_allowed_origins: { label: 'Allowed web origins', help: 'Web pages (scheme://host[:port], comma-separated) allowed to call the proxy from a browser; empty: none.' },
     proxy_max_body_bytes: { label: 'Largest request (bytes)', help: 'Bigger requests get 413.' },
+    proxy_memory_budget_bytes: { label: 'Memory for requests (bytes)', help: 'What the requests in flight may take together; a request that does not fit gets 529 (413 if it never could). 0: 1 GiB.' },
     proxy_request_timeout: { label: 'Request timeout', help: 'Until the first byte, e.g. 90s or 10m.' },
     proxy_default_context_limit: { label: 'Default context window', help: 'For models no pattern matches.' },
     proxy_rotation_policy: { label: 'Policy', help: 'How the next account is chosen.' },

@@ -416,6 +416,7 @@ export const zhCN: Messages = {
     proxy_client_key: { label: '客户端密钥', help: '至少 16 个字符（可用 longhaul settings set proxy.client_key --generate 生成）。客户端须发送该密钥（x-api-key 或 Bearer）；留空表示不需要。' },
     proxy_allowed_origins: { label: '允许的网页来源', help: '允许在浏览器中调用代理的网页来源（scheme://host[:port]，逗号分隔）；留空表示不允许。' },
     proxy_max_body_bytes: { label: '最大请求（字节）', help: '更大的请求返回 413。' },
+    proxy_memory_budget_bytes: { label: '请求内存预算（字节）', help: '同时处理中的请求可共同占用的内存；放不下的请求返回 529（永远放不下的返回 413）。0 表示 1 GiB。' },
     proxy_request_timeout: { label: '请求超时', help: '等待首字节的时间，例如 90s 或 10m。' },
     proxy_default_context_limit: { label: '默认上下文窗口', help: '用于没有匹配模式的模型。' },
     proxy_rotation_policy: { label: '策略', help: '如何选择下一个账户。' },

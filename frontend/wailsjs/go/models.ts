@@ -291,6 +291,7 @@ export namespace store {
 	    client_key: string;
 	    allowed_origins: string[];
 	    max_body_bytes: number;
+	    memory_budget_bytes: number;
 	    request_timeout: string;
 	    rotation: RotationSettings;
 	    model_map: ModelMapping[];
