@@ -57,6 +57,29 @@ func TestRefusalsDoNotWaitForTheBody(t *testing.T) {
 	}
 }
 
+// A request the memory budget refuses before its body is read (budget.go) is answered at once
+// too, whatever the body does next.
+func TestBudgetRefusalDoesNotWaitForTheBody(t *testing.T) {
+	const key = "lh-budget-refusal-key-01"
+	srv, err := New(Config{ClientKey: key, MaxBodyBytes: 32 << 20, MemoryBudgetBytes: 16 << 20},
+		Options{Timeouts: Timeouts{BodyRead: time.Hour, BodyIdle: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := startListening(t, srv)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// 5 MiB is within proxy.max_body_bytes, but reckoned at 4x it is more than the budget.
+	fmt.Fprintf(c, "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Api-Key: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"model\":", key, 5<<20)
+	got := waitClosed(t, c)
+	if !strings.HasPrefix(got, "HTTP/1.1 413") || !strings.Contains(got, "proxy.memory_budget_bytes") || !strings.Contains(got, "Connection: close") {
+		t.Errorf("answered %.300q; want 413 naming proxy.memory_budget_bytes, with Connection: close, then the connection closed", got)
+	}
+}
+
 // A body that stops arriving is cut after Timeouts.BodyIdle, long before its whole deadline
 // (BodyRead); one that keeps arriving, however slowly, is not.
 func TestStalledBodyIsCutAfterTheIdleTimeout(t *testing.T) {

@@ -55,8 +55,10 @@ func (s *Server) inbound(w http.ResponseWriter, r *http.Request, cfg *Config, co
 	}
 	if e != nil {
 		s.finish(ex, e.Status, e)
-		if e.Status == http.StatusRequestEntityTooLarge {
-			refuseUnread(w, r) // a chunked body past the limit: the rest is still coming
+		if e.Status == http.StatusRequestEntityTooLarge || e.Type == anthropic.OverloadedError {
+			// Refused for its size, or by the memory budget, before all of the body was read:
+			// the rest is still coming.
+			refuseUnread(w, r)
 		}
 		if e.Status != statusClientClosed {
 			writeErrorAs(w, c.proto, e)
