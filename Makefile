@@ -36,6 +36,8 @@ test: deps-test check-bindings frontend test-go test-frontend test-e2e test-desk
 test-go:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
+	# The memory bounds, which the race detector's shadow memory hides (it skips them).
+	$(GO) test -count=1 -run 'PeakRSS' ./proxy/
 
 test-frontend:
 	cd frontend && npm test

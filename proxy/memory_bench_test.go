@@ -1,7 +1,7 @@
 package proxy
 
 // What a request costs in memory per byte of its body, on the shapes that cost the most per
-// byte: many small messages (the security issue's 29 MB body of 900k
+// byte: many small messages (a 29 MB body of 900k
 // `{"role":"user","content":"a"}`). Every per-message allocation or record is paid for each
 // message there, against 30 bytes of body.
 //
@@ -77,7 +77,7 @@ func manyMessagesBody(p, n, textLen, maxBytes int) []byte {
 	return b.Bytes()
 }
 
-// manyMessageShapes are the bodies the memory benchmark and test send: the security issue's
+// manyMessageShapes are the bodies the memory benchmark and test send: the hostile ones
 // (900k one-letter messages in 29 MB, and 6 MB of them; Gemini's contents are longer, so only
 // 770k fit under proxy.max_body_bytes), which the peek refuses at anthropic.MaxMessages, and
 // the two the proxy takes that cost it the most per body byte: as many one-letter messages as

@@ -56,7 +56,7 @@ const maxPeakPerBodyByte = 4
 // proxy of its own in a child process (TestBenchChild, kind longhaul-default: the default
 // settings, no client key, one Anthropic account in front of an upstream here that reads and
 // discards), and checks the child's peak resident set (VmHWM) above what it had idle: within
-// maxPeakPerBodyByte times the body. The 29 MB of 900k messages in every protocol (the
+// maxPeakPerBodyByte times the body. A 29 MB body of 900k messages in every protocol (the
 // peek stops them at anthropic.MaxMessages), and the costliest body per byte that the proxy
 // takes whole and that is not mostly its own overhead: 100k messages in 28 MB, compacted by a
 // Layer-3 summary. Memory, not time: a busy machine changes

@@ -76,7 +76,7 @@ func survivors(b []byte, secrets []string) []string {
 }
 
 // TestPlantedSecretsReachNeitherTheFileNorTheExport: a session whose tool results hold every
-// kind of secret the issue named, in a small body (stored raw) and in large ones (chunked and
+// kind of secret coding agents print, in a small body (stored raw) and in large ones (chunked and
 // compressed, the second scanned only where it differs from the first), and in an error
 // message: none is in the database file or its WAL, none in any body once decompressed, none
 // in the export; the ordinary text beside them is.

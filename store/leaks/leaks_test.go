@@ -42,7 +42,8 @@ type plantedSecret struct {
 	kind, secret, context string // context holds %s where the secret goes
 }
 
-// PlantedSecrets returns one secret of each kind the issue named, as a coding agent would
+// PlantedSecrets returns one secret of each kind coding agents print (AWS, GitHub, Slack, JWT,
+// PEM, URL passwords, generic keys), as a coding agent would
 // meet them (a `cat .env`, a config file, a key file).
 func plantedSecrets() []plantedSecret {
 	rng := rand.New(rand.NewPCG(1, 2))
