@@ -332,6 +332,9 @@ func (g *Guard) UI(next http.Handler, loopbackListener func() bool) http.Handler
 			writeError(w, e)
 			return
 		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			r = g.boundBody(w, r) // after the checks: a refusal reads no body (refuseUnread)
+		}
 		switch r.URL.Path {
 		case LoginPath:
 			g.login(w, r, g.policy.Load())
@@ -366,7 +369,6 @@ func (g *Guard) checkUI(w http.ResponseWriter, r *http.Request, loopbackListener
 		if r.ContentLength > MaxUIBodyBytes {
 			return newError(http.StatusRequestEntityTooLarge, anthropic.RequestTooLarge, fmt.Sprintf("the UI's API takes bodies of up to %d bytes", MaxUIBodyBytes))
 		}
-		g.boundBody(w, r)
 	}
 	if r.URL.Path == LoginPath || r.URL.Path == LogoutPath || len(p.key) == 0 || isUIFile(r) {
 		return nil
@@ -392,16 +394,22 @@ func isUIFile(r *http.Request) bool {
 }
 
 // refuseUnread makes a reply sent before r's body was read the connection's last, and sends
-// it at once: net/http would otherwise read what is left of the body (up to 256 KiB, for as
-// long as the client takes to send it, with no deadline if none was set yet) before it closes
-// the connection, whose next bytes are the rest of that body and cannot be reused. Connection:
-// close skips the read before the reply; a read deadline in the past ends the read after it.
+// it at once: net/http would otherwise first read what is left of the body (up to 256 KiB, for
+// as long as the client takes to send it, with no deadline if none was set yet). Connection:
+// close skips that read before the reply; after it, net/http still reads up to 256 KiB more
+// so that closing does not reset a connection the client is still writing to (which would
+// lose the reply), and refusedBodyGrace bounds that read: a client that sends its body gets
+// the reply, one that stalls loses the connection a moment later.
 func refuseUnread(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength != 0 {
 		w.Header().Set("Connection", "close")
-		http.NewResponseController(w).SetReadDeadline(time.Now()) //nolint:errcheck // not a connection (a test recorder): nothing to cut
+		http.NewResponseController(w).SetReadDeadline(time.Now().Add(refusedBodyGrace)) //nolint:errcheck // not a connection (a test recorder): nothing to cut
 	}
 }
+
+// refusedBodyGrace is how long the rest of a refused request's body may take to arrive before
+// its connection is closed (refuseUnread).
+const refusedBodyGrace = time.Second
 
 // login checks the key a browser typed and opens a session: a random token in an HttpOnly,
 // SameSite=Strict cookie (no script reads it, no other site's request carries it).
@@ -481,23 +489,30 @@ func (g *Guard) logout(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, `{}`) //nolint:errcheck // the client is gone
 }
 
-// boundBody gives the request body bodyTimeout to arrive, and bodyIdle at most between two
-// reads: a client that stops sending gets a read error (its connection is then closed) instead
-// of holding a goroutine until the whole deadline passes. The deadline is lifted once the body
-// has been read, because after that the server's watch for a hang-up reads the connection and
-// a deadline there would cancel the request.
-func (g *Guard) boundBody(w http.ResponseWriter, r *http.Request) {
+// boundBody returns r with a body that gets bodyTimeout to arrive, and bodyIdle at most
+// between two reads: a client that stops sending gets a read error (its connection is then
+// closed) instead of holding a goroutine until the whole deadline passes. The deadline is
+// lifted once the body has been read, because after that the server's watch for a hang-up
+// reads the connection and a deadline there would cancel the request.
+//
+// A shallow copy with the new body, never r itself: net/http decides what to do with the rest
+// of an unread body by the type of the request's own Body (it reads up to 256 KiB of it, or
+// half-closes the connection and waits so that the client can read the reply), and a wrapper
+// in its place made it close at once, resetting a connection the client was still writing to.
+func (g *Guard) boundBody(w http.ResponseWriter, r *http.Request) *http.Request {
 	if r.Body == nil || r.Body == http.NoBody {
-		return
+		return r
 	}
-	rc := http.NewResponseController(w)
 	// The network's clock, not g.now (an injected clock may be anywhere in time).
 	now := time.Now()
+	rc := http.NewResponseController(w)
 	b := &deadlineBody{ReadCloser: r.Body, rc: rc, until: now.Add(g.bodyTimeout), idle: g.bodyIdle}
 	if rc.SetReadDeadline(b.next(now)) != nil {
-		return // not a real connection (a test recorder): nothing to bound
+		return r // not a real connection (a test recorder): nothing to bound
 	}
-	r.Body = b
+	bounded := r.WithContext(r.Context())
+	bounded.Body = b
+	return bounded
 }
 
 // closeIfBodyFailed closes the connection of a request whose body could not be read (cut

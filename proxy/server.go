@@ -490,7 +490,7 @@ func (s *Server) api(proto clientProtocol, setup func(*call, *http.Request) *Err
 			s.refuse(w, r, c, bodyTooLarge(cfg.MaxBodyBytes))
 			return
 		}
-		s.guard.boundBody(w, r)
+		r = s.guard.boundBody(w, r)
 		defer closeIfBodyFailed(w, r)
 		s.countRequest()
 		s.forward(w, r, cfg, s.comp.Load(), c)
